@@ -1,0 +1,323 @@
+"""Rule variants: a frozen, hashable ``Variant`` read from YAML, every setting of RULES.md.
+
+Named variants live in ``configs/variants/*.yaml`` (shipped in the wheel as the package
+``bigtwo_configs``); a user's own YAML file may set any combination of fields. Fields not
+given take the defaults below (4 players, 13 cards, settings off).
+
+| field | allowed | default |
+|---|---|---|
+| players | 2, 3, 4 | 4 |
+| cards_per_player | 1 .. 52 // players | 13 |
+| suit_order | four suits low to high, e.g. ``[D, C, H, S]`` | D C H S |
+| opening_card | a card (``3D``, ``3C``, ...) or ``lowest`` | 3D |
+| opening_every_game | bool | false |
+| straights | ``hk``, ``tw``, ``jp``, ``jp_a2345_low`` or a list of windows | hk |
+| flush_order | ``suit_first``, ``rank_first`` | suit_first |
+| pair_chain | bool | false |
+| two_ends_trick | bool | false |
+| last_card_rule | ``off``, ``enforce``, ``liability`` | off |
+| scoring | ``cards``, ``tiered``, ``pairwise``, ``win_loss`` | cards |
+| unit | number > 0 | 1 |
+| buy_in | number >= 0 (0 = no table stakes) | 0 |
+| rake | number >= 0 | 0 |
+| penalty_multiplier_for_twos | integer >= 1 | 1 |
+| games | integer >= 1 (games per match) | 1 |
+| target_score | number >= 0 (0 = off) | 0 |
+| direction | ``clockwise``, ``counterclockwise`` (labelling only) | counterclockwise |
+
+A straight window is five ranks written lowest first, as text ``"A-2-3-4-5"`` or a list; its
+top card (whose suit breaks ties) is the last rank written unless given as
+``{ranks: A-2-3-4-5, top: "2"}``. Windows are listed lowest straight first.
+
+>>> v = load_variant("taiwan")
+>>> v.opening_card, v.straights_preset, v.scoring
+('3C', 'tw', 'cards')
+>>> load_variant("taiwan", players=3).players
+3
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .cards import RANKS, SUIT_SYMBOLS, SUITS, card_from_text
+
+# A straight window: five rank indices lowest-written first, and the rank index of its top card.
+Window = tuple[tuple[int, ...], int]
+
+_NORMAL_WINDOWS: tuple[Window, ...] = tuple(
+    (tuple(range(s, s + 5)), s + 4) for s in range(0, 8)
+)  # 3-7 .. 10-A
+_R = {r: i for i, r in enumerate(RANKS)}
+STRAIGHT_PRESETS: dict[str, tuple[Window, ...]] = {
+    "hk": _NORMAL_WINDOWS + (((8, 9, 10, 11, 12), 12),),  # ... J-Q-K-A-2
+    "tw": _NORMAL_WINDOWS
+    + (
+        ((12, 0, 1, 2, 3), 12),  # 2-3-4-5-6, top card the 2
+        ((11, 12, 0, 1, 2), 12),  # A-2-3-4-5 (highest), top card the 2
+    ),
+    "jp": _NORMAL_WINDOWS,
+    "jp_a2345_low": (((11, 12, 0, 1, 2), 2),) + _NORMAL_WINDOWS,  # A-2-3-4-5 lowest, top 5
+}
+
+CHOICES: dict[str, tuple[Any, ...]] = {
+    "players": (2, 3, 4),
+    "flush_order": ("suit_first", "rank_first"),
+    "last_card_rule": ("off", "enforce", "liability"),
+    "scoring": ("cards", "tiered", "pairwise", "win_loss"),
+    "direction": ("clockwise", "counterclockwise"),
+}
+DEFAULT_VARIANT = "taiwan"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One table's rules. Build with ``load_variant``; every field is a RULES.md setting."""
+
+    name: str = "custom"
+    players: int = 4
+    cards_per_player: int = 13
+    suit_order: tuple[str, ...] = ("D", "C", "H", "S")
+    opening_card: str = "3D"
+    opening_every_game: bool = False
+    straights: tuple[Window, ...] = STRAIGHT_PRESETS["hk"]
+    straights_preset: str | None = "hk"
+    flush_order: str = "suit_first"
+    pair_chain: bool = False
+    two_ends_trick: bool = False
+    last_card_rule: str = "off"
+    scoring: str = "cards"
+    unit: float = 1.0
+    buy_in: float = 0.0
+    rake: float = 0.0
+    penalty_multiplier_for_twos: int = 1
+    games: int = 1
+    target_score: float = 0.0
+    direction: str = "counterclockwise"
+    description: str = field(default="", compare=False)
+
+    @property
+    def suit_rank(self) -> tuple[int, ...]:
+        """Strength of each physical suit (D, C, H, S order), 0 = lowest."""
+        return tuple(self.suit_order.index(s) for s in SUITS)
+
+    @property
+    def opening_card_id(self) -> int:
+        """Card id of ``opening_card``, or -1 for ``lowest``."""
+        return -1 if self.opening_card == "lowest" else card_from_text(self.opening_card)
+
+    def rules_key(self) -> tuple[Any, ...]:
+        """The fields that decide which plays exist and how they compare (the action table)."""
+        return (self.suit_order, self.straights, self.flush_order, self.pair_chain)
+
+    def replace(self, **overrides: Any) -> Variant:
+        """A copy with some fields changed, checked like ``load_variant``."""
+        data = self.to_dict()
+        data.update(overrides)
+        return _build(data, source=f"variant {self.name!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain YAML-ready fields (``straights`` as its preset name or window texts)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name in ("straights_preset",):
+                continue
+            value = getattr(self, f.name)
+            if f.name == "straights":
+                value = self.straights_preset or [_window_text(w) for w in value]
+            elif f.name == "suit_order":
+                value = list(value)
+            out[f.name] = value
+        return out
+
+    def describe(self) -> str:
+        """Multi-line text of every setting, as ``bigtwo variants NAME`` prints it."""
+        lines = [f"{self.name}: {self.description}".rstrip(": ")]
+        for key, value in self.to_dict().items():
+            if key in ("name", "description"):
+                continue
+            if key == "suit_order":
+                value = " < ".join(SUIT_SYMBOLS[SUITS.index(s)] for s in value)
+            elif key == "straights" and isinstance(value, str):
+                value = f"{value} ({', '.join(_window_text(w) for w in self.straights)})"
+            lines.append(f"  {key:<28} {value}")
+        return "\n".join(lines)
+
+
+def _window_text(window: Window) -> str:
+    ranks, top = window
+    text = "-".join(RANKS[r] for r in ranks)
+    return text if top == ranks[-1] else f"{text} (top {RANKS[top]})"
+
+
+def _fail(source: str, name: str, value: Any, allowed: str) -> ValueError:
+    return ValueError(f"{source}: field {name!r} has bad value {value!r}; allowed: {allowed}")
+
+
+def _parse_window(source: str, item: Any) -> Window:
+    allowed = "five consecutive ranks written lowest first, e.g. '3-4-5-6-7' or {ranks: A-2-3-4-5, top: '2'}"
+    top_text = None
+    ranks_spec = item
+    if isinstance(item, dict):
+        unknown = set(item) - {"ranks", "top"}
+        if unknown or "ranks" not in item:
+            raise _fail(source, "straights", item, allowed)
+        ranks_spec, top_text = item["ranks"], item.get("top")
+    if isinstance(ranks_spec, str):
+        tokens = [t for t in ranks_spec.replace("-", " ").replace(",", " ").split() if t]
+    elif isinstance(ranks_spec, (list, tuple)):
+        tokens = [str(t) for t in ranks_spec]
+    else:
+        raise _fail(source, "straights", item, allowed)
+    try:
+        ranks = tuple(_R["10" if t.upper() == "T" else t.upper()] for t in tokens)
+        top = ranks[-1] if top_text is None else _R["10" if str(top_text).upper() == "T" else str(top_text).upper()]
+    except (KeyError, IndexError):
+        raise _fail(source, "straights", item, allowed) from None
+    if len(ranks) != 5 or len(set(ranks)) != 5 or top not in ranks:
+        raise _fail(source, "straights", item, allowed)
+    return ranks, top
+
+
+def _build(data: dict[str, Any], source: str) -> Variant:
+    known = {f.name for f in dataclasses.fields(Variant)} - {"straights_preset"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(
+            f"{source}: unknown field {unknown[0]!r}; allowed fields: {', '.join(sorted(known))}"
+        )
+    kw: dict[str, Any] = {}
+    for name, value in data.items():
+        kw[name] = _check_field(source, name, value)
+    if "straights" in kw:
+        kw["straights"], kw["straights_preset"] = kw["straights"]
+    variant = Variant(**kw)
+    if variant.players * variant.cards_per_player > 52:
+        raise ValueError(
+            f"{source}: {variant.players} players x {variant.cards_per_player} cards needs "
+            f"{variant.players * variant.cards_per_player} cards, but the deck has 52; "
+            f"allowed cards_per_player for {variant.players} players: 1..{52 // variant.players}"
+        )
+    return variant
+
+
+def _check_field(source: str, name: str, value: Any) -> Any:
+    def need(ok: bool, allowed: str) -> None:
+        if not ok:
+            raise _fail(source, name, value, allowed)
+
+    is_bool = isinstance(value, bool)
+    is_int = isinstance(value, int) and not is_bool
+    is_num = (isinstance(value, (int, float))) and not is_bool
+    if name in ("name", "description"):
+        need(isinstance(value, str), "text")
+        return value
+    if name in CHOICES:
+        need(value in CHOICES[name] and (name != "players" or is_int), ", ".join(map(str, CHOICES[name])))
+        return value
+    if name == "cards_per_player":
+        need(is_int and 1 <= value <= 26, "an integer 1..26 (13 for 4 players; 26 for two players)")
+        return value
+    if name == "suit_order":
+        seq = value.replace(",", " ").split() if isinstance(value, str) else value
+        need(isinstance(seq, (list, tuple)), "the four suits low to high, e.g. [D, C, H, S]")
+        try:
+            suits = tuple(SUITS[card_from_text("3" + str(s)) % 4] for s in seq)
+        except ValueError:
+            raise _fail(source, name, value, "the four suits low to high, e.g. [D, C, H, S]") from None
+        need(sorted(suits) == sorted(SUITS), "the four suits low to high, each once, e.g. [D, C, H, S]")
+        return suits
+    if name == "opening_card":
+        allowed = "a card such as 3D or 3C, or 'lowest'"
+        need(isinstance(value, (str, int)) and not is_bool, allowed)
+        if str(value).lower() == "lowest":
+            return "lowest"
+        try:
+            cid = card_from_text(str(value))
+        except ValueError:
+            raise _fail(source, name, value, allowed) from None
+        return RANKS[cid // 4] + SUITS[cid % 4]
+    if name in ("opening_every_game", "pair_chain", "two_ends_trick"):
+        need(is_bool, "true or false")
+        return value
+    if name == "straights":
+        if isinstance(value, str):
+            need(value in STRAIGHT_PRESETS, ", ".join(STRAIGHT_PRESETS) + " or a list of windows")
+            return STRAIGHT_PRESETS[value], value
+        need(isinstance(value, (list, tuple)) and len(value) > 0, "a preset name or a list of windows")
+        windows = tuple(_parse_window(source, w) for w in value)
+        need(len({w[0] for w in windows}) == len(windows), "windows listed once each")
+        return windows, None
+    if name in ("unit",):
+        need(is_num and value > 0, "a number > 0")
+        return float(value)
+    if name in ("buy_in", "rake", "target_score"):
+        need(is_num and value >= 0, "a number >= 0 (0 = off)")
+        return float(value)
+    if name == "penalty_multiplier_for_twos":
+        need(is_int and value >= 1, "an integer >= 1 (1 = off)")
+        return value
+    if name == "games":
+        need(is_int and value >= 1, "an integer >= 1")
+        return value
+    raise AssertionError(name)  # pragma: no cover - every known field is handled above
+
+
+def variant_dir() -> Path:
+    """Folder of the named variants' YAML files (inside the installed package)."""
+    return Path(str(resources.files("bigtwo_configs") / "variants"))
+
+
+def variant_names() -> list[str]:
+    """Names of the shipped variants, sorted."""
+    return sorted(p.stem for p in variant_dir().glob("*.yaml"))
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of field: value, got {type(data).__name__}")
+    return data
+
+
+@functools.lru_cache(maxsize=64)
+def _load_file(path_text: str, named: bool) -> Variant:
+    path = Path(path_text)
+    data = _read_yaml(path)
+    data.setdefault("name", path.stem)
+    return _build(data, source=str(path))
+
+
+def load_variant(name_or_path: str | Path | Variant = DEFAULT_VARIANT, **overrides: Any) -> Variant:
+    """A named variant (``"taiwan"``) or a YAML file's, with fields overridden.
+
+    Raises ``ValueError`` naming the file, the field, the bad value and what is allowed.
+    """
+    if isinstance(name_or_path, Variant):
+        base = name_or_path
+    else:
+        text = str(name_or_path)
+        candidate = Path(text)
+        if text in variant_names():
+            base = _load_file(str(variant_dir() / f"{text}.yaml"), True)
+        elif candidate.suffix in (".yaml", ".yml") or candidate.exists():
+            if not candidate.is_file():
+                raise ValueError(f"variant file {text!r} does not exist")
+            base = _load_file(str(candidate.resolve()), False)
+        else:
+            raise ValueError(
+                f"unknown variant {text!r}; allowed: {', '.join(variant_names())} or a path to a YAML file"
+            )
+    return base.replace(**overrides) if overrides else base
