@@ -93,4 +93,42 @@ def observe_all(seats, out, R, S):
         observe_one(g, seats[g], R, S, out[g])
 
 
-__all__ = ["obs_size", "observe_all", "observe_one", "Rules", "State"]
+__all__ = ["decode_observation", "obs_size", "observe_all", "observe_one", "Rules", "State"]
+
+
+def decode_observation(obs: np.ndarray, players: int) -> dict[str, np.ndarray]:
+    """Split one observation (or a batch, leading axes kept) into named parts, for agents and
+    notebooks. Card parts are bool arrays over card ids; seats are relative to the observer."""
+    obs = np.asarray(obs)
+    P = players
+    parts: dict[str, np.ndarray] = {}
+    i = 0
+
+    def take(name: str, n: int) -> None:
+        nonlocal i
+        parts[name] = obs[..., i : i + n]
+        i += n
+
+    take("hand", 52)
+    take("played", 52 * P)
+    take("cards_left", P)
+    take("table", 52)
+    take("table_kind", NUM_KINDS)
+    take("table_seat", P)
+    take("passes", P)
+    take("opening_card", 52)
+    take("duty", 4)
+    take("legal_summary", EXTRA)
+    out = {
+        "hand": parts["hand"] > 0.5,
+        "played": (parts["played"] > 0.5).reshape(*obs.shape[:-1], P, 52),
+        "table": parts["table"] > 0.5,
+        "opening_card": parts["opening_card"] > 0.5,
+        "cards_left_fraction": parts["cards_left"],
+        "table_kind": parts["table_kind"].argmax(-1),
+        "leading": parts["table"].sum(-1) == 0,
+        "table_seat": np.where(parts["table_seat"].sum(-1) > 0, parts["table_seat"].argmax(-1), -1),
+        "passes": parts["passes"].argmax(-1),
+        "duty": parts["duty"].argmax(-1),
+    }
+    return out
