@@ -128,7 +128,17 @@ class ActionTable:
         """Memory held by the table's arrays."""
         return sum(
             getattr(self, f).nbytes
-            for f in ("cards", "sizes", "kinds", "strength", "masks", "beat_start", "group_end", "hash_keys", "hash_ids")
+            for f in (
+                "cards",
+                "sizes",
+                "kinds",
+                "strength",
+                "masks",
+                "beat_start",
+                "group_end",
+                "hash_keys",
+                "hash_ids",
+            )
         )
 
 

@@ -29,7 +29,9 @@ def _variants(args: argparse.Namespace) -> int:
         return 0
     from .actions import action_table
 
-    print(f"{'variant':<12} {'players':>7} {'opening':>8} {'straights':>12} {'flush':>11} {'scoring':>9} {'actions':>8}")
+    print(
+        f"{'variant':<12} {'players':>7} {'opening':>8} {'straights':>12} {'flush':>11} {'scoring':>9} {'actions':>8}"
+    )
     for name in variant_names():
         v = load_variant(name)
         print(

@@ -47,8 +47,9 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-def run_batched(kernel: Callable, state: K.State, before: tuple = (), after: tuple = (), rows: tuple = (),
-                threads: int = 1) -> None:
+def run_batched(
+    kernel: Callable, state: K.State, before: tuple = (), after: tuple = (), rows: tuple = (), threads: int = 1
+) -> None:
     """Run a batch kernel ``kernel(*rows, *before, state, *after)`` on ``threads`` slices of the
     batch at once (the kernels release the GIL). ``rows`` are per-game arrays sliced alongside."""
     n = state.seeds.shape[0]
@@ -94,8 +95,18 @@ def make_rules(variant: Variant, table: ActionTable) -> K.Rules:
     fp[K.FP_TARGET] = variant.target_score
     windows = np.array([w for w, _top in variant.straights], dtype=np.int64).reshape(-1, 5)
     return K.Rules(
-        ip, fp, np.array(variant.suit_rank, dtype=np.int64), windows, table.sizes, table.kinds, table.masks,
-        table.beat_start, table.group_end, table.hash_keys, table.hash_ids, table.hash_bits,
+        ip,
+        fp,
+        np.array(variant.suit_rank, dtype=np.int64),
+        windows,
+        table.sizes,
+        table.kinds,
+        table.masks,
+        table.beat_start,
+        table.group_end,
+        table.hash_keys,
+        table.hash_ids,
+        table.hash_bits,
     )
 
 
@@ -145,17 +156,28 @@ class Engine:
         n, p = self.num_games, self.players
         cap = legal_capacity(self.variant, self.table)
         self.state = K.State(
-            seeds=np.zeros(n, np.uint64), deal_count=np.zeros(n, np.int64),
-            hands=np.zeros((n, p), np.uint64), counts=np.zeros((n, p), np.int8),
-            played=np.zeros((n, p), np.uint64), current=np.zeros(n, np.int8),
-            table_action=np.zeros(n, np.int32), table_seat=np.full(n, -1, np.int8),
-            passes=np.zeros(n, np.int8), opening=np.full(n, -1, np.int8),
-            breach=np.zeros((n, p), np.bool_), over=np.zeros(n, np.bool_),
-            duty=np.zeros(n, np.int8), duty_card=np.full(n, -1, np.int8),
-            winner=np.full(n, -1, np.int8), game_over=np.zeros(n, np.bool_),
-            match_over=np.zeros(n, np.bool_), payoffs=np.zeros((n, p), np.float64),
-            match_scores=np.zeros((n, p), np.float64), games_played=np.zeros(n, np.int32),
-            legal=np.zeros((n, cap), np.int32), legal_n=np.zeros(n, np.int32),
+            seeds=np.zeros(n, np.uint64),
+            deal_count=np.zeros(n, np.int64),
+            hands=np.zeros((n, p), np.uint64),
+            counts=np.zeros((n, p), np.int8),
+            played=np.zeros((n, p), np.uint64),
+            current=np.zeros(n, np.int8),
+            table_action=np.zeros(n, np.int32),
+            table_seat=np.full(n, -1, np.int8),
+            passes=np.zeros(n, np.int8),
+            opening=np.full(n, -1, np.int8),
+            breach=np.zeros((n, p), np.bool_),
+            over=np.zeros(n, np.bool_),
+            duty=np.zeros(n, np.int8),
+            duty_card=np.full(n, -1, np.int8),
+            winner=np.full(n, -1, np.int8),
+            game_over=np.zeros(n, np.bool_),
+            match_over=np.zeros(n, np.bool_),
+            payoffs=np.zeros((n, p), np.float64),
+            match_scores=np.zeros((n, p), np.float64),
+            games_played=np.zeros(n, np.int32),
+            legal=np.zeros((n, cap), np.int32),
+            legal_n=np.zeros(n, np.int32),
         )
         self._obs = np.zeros((n, self.obs_size), np.float32)
         self.reset(seed)
@@ -185,8 +207,15 @@ class Engine:
             rows = [[[c for c in range(52) if int(m) >> c & 1] for m in row] for row in arr]
         else:
             rows = list(hands)  # type: ignore[arg-type]
-            if n == 1 and len(rows) == p and not (len(rows[0]) == p and not isinstance(rows[0], str)
-                                                    and all(isinstance(h, (list, tuple, str)) for h in rows[0])):
+            if (
+                n == 1
+                and len(rows) == p
+                and not (
+                    len(rows[0]) == p
+                    and not isinstance(rows[0], str)
+                    and all(isinstance(h, (list, tuple, str)) for h in rows[0])
+                )
+            ):
                 rows = [rows]
         if len(rows) != n:
             raise ValueError(f"hands must give {n} game(s), got {len(rows)}")
@@ -221,8 +250,9 @@ class Engine:
         bad = K.check_actions(acts, self.state)
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(acts[bad])))
-        run_batched(K.step_all, self.state, before=(self.rules,), after=(self.autoreset,), rows=(acts,),
-                    threads=self._threads)
+        run_batched(
+            K.step_all, self.state, before=(self.rules,), after=(self.autoreset,), rows=(acts,), threads=self._threads
+        )
         self._refresh()
         S = self.state
         return StepResult(S.game_over, S.match_over, S.payoffs, S.winner)

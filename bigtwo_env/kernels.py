@@ -24,6 +24,9 @@ HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
 K_SINGLE = KIND_INDEX["single"]
 K_TRIPLE = KIND_INDEX["triple"]
 K_SF = KIND_INDEX["straight_flush"]
+K_FLUSH = KIND_INDEX["flush"]
+K_FULL = KIND_INDEX["full_house"]
+K_FOUR = KIND_INDEX["four_of_a_kind"]
 TWO_RANK = 12
 
 # Integer settings (ip) and number settings (fp).
@@ -241,8 +244,7 @@ def _emit(mask, lo, hi, need, skip_sf, kinds, hash_keys, hash_ids, bits, out, k)
 
 
 @njit(cache=True)
-def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kinds, hash_keys,
-                    hash_ids, bits, out, k):
+def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kinds, hash_keys, hash_ids, bits, out, k):
     """Append to ``out`` every play in ``hand`` of ``size`` (0 = all sizes) with id in [lo, hi)
     that holds the cards of ``need`` (0 = none) and is of kind >= ``min_kind`` (five-card class
     pruning). Returns the new length."""
@@ -260,8 +262,19 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
                 if m >> s1 & 1:
                     for s2 in range(s1 + 1, 4):
                         if m >> s2 & 1:
-                            k = _emit(bit(4 * r + s1) | bit(4 * r + s2), lo, hi, need, False, kinds,
-                                      hash_keys, hash_ids, bits, out, k)
+                            k = _emit(
+                                bit(4 * r + s1) | bit(4 * r + s2),
+                                lo,
+                                hi,
+                                need,
+                                False,
+                                kinds,
+                                hash_keys,
+                                hash_ids,
+                                bits,
+                                out,
+                                k,
+                            )
     if size == 0 or size == 3:
         for r in range(13):
             m = suits[r]
@@ -271,11 +284,21 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
                         if m >> s2 & 1:
                             for s3 in range(s2 + 1, 4):
                                 if m >> s3 & 1:
-                                    k = _emit(bit(4 * r + s1) | bit(4 * r + s2) | bit(4 * r + s3), lo, hi,
-                                              need, False, kinds, hash_keys, hash_ids, bits, out, k)
+                                    k = _emit(
+                                        bit(4 * r + s1) | bit(4 * r + s2) | bit(4 * r + s3),
+                                        lo,
+                                        hi,
+                                        need,
+                                        False,
+                                        kinds,
+                                        hash_keys,
+                                        hash_ids,
+                                        bits,
+                                        out,
+                                        k,
+                                    )
     if size == 0 or size == 5:
-        k = _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids,
-                            bits, out, k)
+        k = _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k)
     if (size == 0 or size == 6) and pair_chain:
         for start in range(10):
             if _count4(suits[start]) >= 2 and _count4(suits[start + 1]) >= 2 and _count4(suits[start + 2]) >= 2:
@@ -288,8 +311,11 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
                         for p2 in range(16):
                             if _count4(p2) != 2 or (p2 & ~suits[start + 2]):
                                 continue
-                            mask = (np.uint64(p0) << np.uint64(4 * start)) | (
-                                np.uint64(p1) << np.uint64(4 * start + 4)) | (np.uint64(p2) << np.uint64(4 * start + 8))
+                            mask = (
+                                (np.uint64(p0) << np.uint64(4 * start))
+                                | (np.uint64(p1) << np.uint64(4 * start + 4))
+                                | (np.uint64(p2) << np.uint64(4 * start + 8))
+                            )
                             k = _emit(mask, lo, hi, need, False, kinds, hash_keys, hash_ids, bits, out, k)
     return k
 
@@ -301,7 +327,6 @@ def _count4(m):
 
 @njit(cache=True)
 def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k):
-    K_STRAIGHT, K_FLUSH, K_FULL, K_FOUR = 4, 5, 6, 7
     if min_kind <= K_SF:
         # straights and straight flushes: every suit choice on each window present
         for w in range(windows.shape[0]):
@@ -326,8 +351,19 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
                             m3 = m2 | bit(4 * r3 + s3)
                             for s4 in range(4):
                                 if suits[r4] >> s4 & 1:
-                                    k = _emit(m3 | bit(4 * r4 + s4), lo, hi, need, False, kinds, hash_keys,
-                                              hash_ids, bits, out, k)
+                                    k = _emit(
+                                        m3 | bit(4 * r4 + s4),
+                                        lo,
+                                        hi,
+                                        need,
+                                        False,
+                                        kinds,
+                                        hash_keys,
+                                        hash_ids,
+                                        bits,
+                                        out,
+                                        k,
+                                    )
     if min_kind <= K_FLUSH:
         ranks = np.empty(13, dtype=np.int64)
         for s in range(4):
@@ -347,8 +383,19 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
                         for i3 in range(i2 + 1, n):
                             m3 = m2 | bit(4 * ranks[i3] + s)
                             for i4 in range(i3 + 1, n):
-                                k = _emit(m3 | bit(4 * ranks[i4] + s), lo, hi, need, True, kinds, hash_keys,
-                                          hash_ids, bits, out, k)
+                                k = _emit(
+                                    m3 | bit(4 * ranks[i4] + s),
+                                    lo,
+                                    hi,
+                                    need,
+                                    True,
+                                    kinds,
+                                    hash_keys,
+                                    hash_ids,
+                                    bits,
+                                    out,
+                                    k,
+                                )
     if min_kind <= K_FULL:
         for r3 in range(13):
             m = suits[r3]
@@ -367,8 +414,19 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
                         if m2 >> s1 & 1:
                             for s2 in range(s1 + 1, 4):
                                 if m2 >> s2 & 1:
-                                    k = _emit(tmask | bit(4 * r2 + s1) | bit(4 * r2 + s2), lo, hi, need, False,
-                                              kinds, hash_keys, hash_ids, bits, out, k)
+                                    k = _emit(
+                                        tmask | bit(4 * r2 + s1) | bit(4 * r2 + s2),
+                                        lo,
+                                        hi,
+                                        need,
+                                        False,
+                                        kinds,
+                                        hash_keys,
+                                        hash_ids,
+                                        bits,
+                                        out,
+                                        k,
+                                    )
     if min_kind <= K_FOUR:
         for r in range(13):
             if suits[r] != 15:
@@ -410,15 +468,30 @@ def legal_one(g, R, S):
         need = bit(S.opening[g])
     pc = R.ip[IP_PAIR_CHAIN]
     if t == 0:
-        n = enumerate_plays(hand, 0, 1, R.sizes.shape[0], need, 0, R.windows, pc, R.kinds, R.hash_keys,
-                            R.hash_ids, R.bits, out, 0)
+        n = enumerate_plays(
+            hand, 0, 1, R.sizes.shape[0], need, 0, R.windows, pc, R.kinds, R.hash_keys, R.hash_ids, R.bits, out, 0
+        )
     else:
         out[0] = 0
         n = 1
         lo, hi = R.beat_start[t], R.group_end[t]
         if lo < hi and S.counts[g, s] >= R.sizes[t]:
-            n = enumerate_plays(hand, R.sizes[t], lo, hi, need, R.kinds[lo], R.windows, pc, R.kinds,
-                                R.hash_keys, R.hash_ids, R.bits, out, 1)
+            n = enumerate_plays(
+                hand,
+                R.sizes[t],
+                lo,
+                hi,
+                need,
+                R.kinds[lo],
+                R.windows,
+                pc,
+                R.kinds,
+                R.hash_keys,
+                R.hash_ids,
+                R.bits,
+                out,
+                1,
+            )
     _sort_prefix(out, n)
     rule = R.ip[IP_LAST_CARD]
     if rule == 0 or S.counts[g, (s + 1) % players] != 1:
@@ -566,8 +639,11 @@ def step_one(g, a, R, S, autoreset):
     d = S.duty[g]
     if d != DUTY_NONE and R.ip[IP_LAST_CARD] == 2:
         top_single = R.sizes[a] == 1 and R.masks[a] == bit(S.duty_card[g])
-        if ((d == DUTY_LEAD_MULTI and R.sizes[a] < 2) or (d == DUTY_LEAD_HIGHEST and not top_single)
-                or (d == DUTY_ANSWER_HIGHEST and R.sizes[a] == 1 and not top_single)):
+        if (
+            (d == DUTY_LEAD_MULTI and R.sizes[a] < 2)
+            or (d == DUTY_LEAD_HIGHEST and not top_single)
+            or (d == DUTY_ANSWER_HIGHEST and R.sizes[a] == 1 and not top_single)
+        ):
             S.breach[g, (s + 1) % players] = True
     m = R.masks[a]
     S.hands[g, s] &= ~m

@@ -52,9 +52,7 @@ from .cards import RANKS, SUIT_SYMBOLS, SUITS, card_from_text
 # A straight window: five rank indices lowest-written first, and the rank index of its top card.
 Window = tuple[tuple[int, ...], int]
 
-_NORMAL_WINDOWS: tuple[Window, ...] = tuple(
-    (tuple(range(s, s + 5)), s + 4) for s in range(0, 8)
-)  # 3-7 .. 10-A
+_NORMAL_WINDOWS: tuple[Window, ...] = tuple((tuple(range(s, s + 5)), s + 4) for s in range(0, 8))  # 3-7 .. 10-A
 _R = {r: i for i, r in enumerate(RANKS)}
 STRAIGHT_PRESETS: dict[str, tuple[Window, ...]] = {
     "hk": _NORMAL_WINDOWS + (((8, 9, 10, 11, 12), 12),),  # ... J-Q-K-A-2
@@ -190,9 +188,7 @@ def _build(data: dict[str, Any], source: str) -> Variant:
     known = {f.name for f in dataclasses.fields(Variant)} - {"straights_preset"}
     unknown = sorted(set(data) - known)
     if unknown:
-        raise ValueError(
-            f"{source}: unknown field {unknown[0]!r}; allowed fields: {', '.join(sorted(known))}"
-        )
+        raise ValueError(f"{source}: unknown field {unknown[0]!r}; allowed fields: {', '.join(sorted(known))}")
     kw: dict[str, Any] = {}
     for name, value in data.items():
         kw[name] = _check_field(source, name, value)

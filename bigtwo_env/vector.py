@@ -34,7 +34,9 @@ class VectorEnv:
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
-    def __init__(self, variant: Variant | str = "taiwan", num_envs: int = 64, seed: int | None = None, **overrides: Any):
+    def __init__(
+        self, variant: Variant | str = "taiwan", num_envs: int = 64, seed: int | None = None, **overrides: Any
+    ):
         from .variant import load_variant
 
         v = variant if isinstance(variant, Variant) else load_variant(variant)
