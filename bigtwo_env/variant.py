@@ -39,7 +39,6 @@ top card (whose suit breaks ties) is the last rank written unless given as
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -129,7 +128,7 @@ class Variant:
                 continue
             value = getattr(self, f.name)
             if f.name == "straights":
-                value = self.straights_preset or [_window_text(w) for w in value]
+                value = self.straights_preset or [_window_spec(w) for w in value]
             elif f.name == "suit_order":
                 value = list(value)
             out[f.name] = value
@@ -147,6 +146,13 @@ class Variant:
                 value = f"{value} ({', '.join(_window_text(w) for w in self.straights)})"
             lines.append(f"  {key:<28} {value}")
         return "\n".join(lines)
+
+
+def _window_spec(window: Window) -> str | dict[str, str]:
+    """A window as YAML writes it: text, or ``{ranks, top}`` when the top card is not the last rank."""
+    ranks, top = window
+    text = "-".join(RANKS[r] for r in ranks)
+    return text if top == ranks[-1] else {"ranks": text, "top": RANKS[top]}
 
 
 def _window_text(window: Window) -> str:
@@ -179,7 +185,8 @@ def _parse_window(source: str, item: Any) -> Window:
         top = ranks[-1] if top_text is None else _R["10" if str(top_text).upper() == "T" else str(top_text).upper()]
     except (KeyError, IndexError):
         raise _fail(source, "straights", item, allowed) from None
-    if len(ranks) != 5 or len(set(ranks)) != 5 or top not in ranks:
+    consecutive = all((b - a) % 13 == 1 for a, b in zip(ranks, ranks[1:], strict=False))
+    if len(ranks) != 5 or not consecutive or top not in ranks:
         raise _fail(source, "straights", item, allowed)
     return ranks, top
 
@@ -215,6 +222,8 @@ def _check_field(source: str, name: str, value: Any) -> Any:
     if name in ("name", "description"):
         need(isinstance(value, str), "text")
         return value
+    if name == "last_card_rule" and value is False:
+        value = "off"  # YAML 1.1 reads a bare `off` as false
     if name in CHOICES:
         need(value in CHOICES[name] and (name != "players" or is_int), ", ".join(map(str, CHOICES[name])))
         return value
@@ -249,7 +258,7 @@ def _check_field(source: str, name: str, value: Any) -> Any:
             return STRAIGHT_PRESETS[value], value
         need(isinstance(value, (list, tuple)) and len(value) > 0, "a preset name or a list of windows")
         windows = tuple(_parse_window(source, w) for w in value)
-        need(len({w[0] for w in windows}) == len(windows), "windows listed once each")
+        need(len({frozenset(w[0]) for w in windows}) == len(windows), "each window's ranks listed once")
         return windows, None
     if name in ("unit",):
         need(is_num and value > 0, "a number > 0")
@@ -288,9 +297,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-@functools.lru_cache(maxsize=64)
-def _load_file(path_text: str, named: bool) -> Variant:
-    path = Path(path_text)
+def _load_file(path: Path) -> Variant:
     data = _read_yaml(path)
     data.setdefault("name", path.stem)
     return _build(data, source=str(path))
@@ -307,11 +314,11 @@ def load_variant(name_or_path: str | Path | Variant = DEFAULT_VARIANT, **overrid
         text = str(name_or_path)
         candidate = Path(text)
         if text in variant_names():
-            base = _load_file(str(variant_dir() / f"{text}.yaml"), True)
+            base = _load_file(variant_dir() / f"{text}.yaml")
         elif candidate.suffix in (".yaml", ".yml") or candidate.exists():
             if not candidate.is_file():
                 raise ValueError(f"variant file {text!r} does not exist")
-            base = _load_file(str(candidate.resolve()), False)
+            base = _load_file(candidate)
         else:
             raise ValueError(
                 f"unknown variant {text!r}; allowed: {', '.join(variant_names())} or a path to a YAML file"
