@@ -1,0 +1,162 @@
+"""The ``bigtwo tournament`` and ``bigtwo play`` subcommands (see ``agents.tournament`` and
+``agents.play``). Heavy imports happen inside the handlers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def parse_overrides(items: list[str] | None, players: int | None = None) -> dict[str, Any]:
+    """``key=value`` texts as variant overrides; values read as YAML (``games=3``, ``pair_chain=true``).
+
+    >>> parse_overrides(["games=3", "pair_chain=true", "scoring=pairwise"], players=3)
+    {'games': 3, 'pair_chain': True, 'scoring': 'pairwise', 'players': 3}
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set expects key=value (a variant field), got {item!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = value
+    if players is not None:
+        out["players"] = players
+    return out
+
+
+def parse_agents(text: str) -> list[str]:
+    """A comma list of agent names or checkpoint paths; ``NAME*N`` repeats a name N times.
+
+    >>> parse_agents("heuristic, random*3")
+    ['heuristic', 'random', 'random', 'random']
+    """
+    out: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, star, count = part.rpartition("*")
+        if star and count.strip().isdigit() and name.strip():
+            out.extend([name.strip()] * int(count))
+        else:
+            out.append(part)
+    if not out:
+        raise ValueError("--agents needs at least one agent name or checkpoint path")
+    return out
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from .tournament import run_tournament
+
+    overrides = parse_overrides(args.set, args.players)
+    result = run_tournament(
+        args.variant,
+        parse_agents(args.agents),
+        deals=args.deals,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.quiet,
+        chunk_deals=args.chunk_deals,
+        rating=args.rating,
+        bootstrap=args.bootstrap,
+        **overrides,
+    )
+    if args.json:
+        print(json.dumps(result.to_dict(timing=not args.no_timing)))
+    else:
+        print(result.table())
+    if args.out:
+        jpath, cpath = result.write(args.out)
+        print(f"wrote {jpath} and {cpath}", file=sys.stderr)
+    return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    from .play import TerminalGame
+
+    overrides = parse_overrides(args.set, args.players)
+    game = TerminalGame(
+        args.variant,
+        opponents=args.opponents,
+        seat=args.seat,
+        seed=args.seed,
+        hint=args.hint,
+        symbols=args.symbols,
+        **overrides,
+    )
+    return game.run()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``tournament`` and ``play`` to the ``bigtwo`` command."""
+    p = sub.add_parser(
+        "tournament",
+        help="duplicate-deal tournament between agents",
+        description="Play duplicate deals (every agent plays every seat's cards) and report mean payoff per "
+        "game with a 95%% CI over deals, win rate, time per move, and a rating when there are "
+        "more agents than seats.",
+    )
+    p.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
+    p.add_argument(
+        "--agents",
+        required=True,
+        help="comma list of agent names or checkpoint paths, e.g. heuristic,random,random,random "
+        "(NAME*N repeats a name)",
+    )
+    p.add_argument("--deals", type=int, default=1000, help="deals to play (each in every rotation; default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (default min(2, cores); results do not depend on it)",
+    )
+    p.add_argument(
+        "--chunk-deals",
+        type=int,
+        default=None,
+        help="deals per batched engine (default 250; part of what the seed reproduces)",
+    )
+    p.add_argument("--players", type=int, default=None, help="override the variant's number of players")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+    rating = p.add_mutually_exclusive_group()
+    rating.add_argument(
+        "--rating",
+        action="store_true",
+        default=None,
+        help="fit Bradley-Terry ratings (default: only with more agents than seats)",
+    )
+    rating.add_argument("--no-rating", dest="rating", action="store_false", help="never fit ratings")
+    p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for rating errors (default 200)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--no-timing", action="store_true", help="leave time fields out of --json (byte-identical reruns)")
+    p.add_argument("--out", metavar="PREFIX", help="also write PREFIX.json and PREFIX.csv")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_tournament)
+
+    q = sub.add_parser(
+        "play",
+        help="play a match in the terminal against agents",
+        description="Play Big Two in the terminal. Type cards (3C 3D), a number from 'list', "
+        "'pass', 'hint', 'help' or 'quit'.",
+    )
+    q.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
+    q.add_argument(
+        "--opponents",
+        default="heuristic",
+        help="agent name or checkpoint path for every other seat, or a comma list (default heuristic)",
+    )
+    q.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    q.add_argument("--seed", type=int, default=None, help="deal seed (default: random, shown at the start)")
+    q.add_argument("--hint", default="heuristic", help="agent asked by 'hint' (default heuristic)")
+    q.add_argument("--symbols", action="store_true", help="show suits as ♦ ♣ ♥ ♠")
+    q.add_argument("--players", type=int, default=None, help="override the variant's number of players")
+    q.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+    q.set_defaults(func=_play)

@@ -1,0 +1,377 @@
+"""Play Big Two in the terminal against agents: ``bigtwo play --opponents heuristic``.
+
+Every turn of yours shows your hand sorted low to high and numbered, what the others played
+this trick, the play to beat and how many cards each seat holds. Type
+
+- the cards: ``3C 3D`` (``10S`` or ``TS``; suit symbols work too), or
+- a number: that play from the numbered legal list (``l`` or ``list`` shows it),
+- ``pass``, ``hint`` (what the heuristic agent would play), ``hand`` (show the table again),
+  ``help``, or ``quit`` (Ctrl-D works too).
+
+Bad input gets a message and a new prompt; nothing you type ends the game except ``quit``/EOF.
+Opponents' moves are printed as they happen; each game's result, and the match's final scores,
+are shown at the end. ``TerminalGame`` takes its input and output streams, so scripted input
+(``io.StringIO``) drives it in tests:
+
+>>> import io
+>>> out = io.StringIO()
+>>> TerminalGame("taiwan", opponents="random", seed=3, stdin=io.StringIO("help\\n"), stdout=out).run()
+0
+>>> "Goodbye" in out.getvalue()
+True
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import numpy as np
+
+from bigtwo_env.cards import Card, parse_cards
+from bigtwo_env.game import Game
+from bigtwo_env.variant import Variant
+
+from .base import Agent
+from .tournament import make_agent_from_spec
+
+HELP = """\
+How to play a turn:
+  3C 3D        play these cards (rank 3-10/T/J/Q/K/A/2, suit D/C/H/S; any order, any case)
+  N            play number N of the legal list
+  l, list      show the legal plays, numbered
+  pass         pass (when allowed; the leader cannot pass)
+  hint         what the {hint} agent would play (nothing is played)
+  hand         show the table again
+  help         this text
+  quit         leave the game (Ctrl-D too)
+Your hand is shown sorted, lowest first; the numbers before the cards are just positions."""
+
+
+class _Quit(Exception):
+    """The player left (quit or end of input)."""
+
+
+class TerminalGame:
+    """A human at one seat, agents at the others, talking through ``stdin``/``stdout``.
+
+    ``opponents``: one agent name/checkpoint path for every other seat, a comma list or a list
+    (one per other seat, in play order after yours), or ``Agent`` objects. ``hint``: the agent
+    asked by ``hint``. ``symbols``: show suits as ♦♣♥♠. ``echo``: repeat each input line after
+    the prompt (default: when the input is not a terminal, so transcripts read well).
+    """
+
+    def __init__(
+        self,
+        variant: Variant | str = "taiwan",
+        opponents: str | Agent | Sequence[str | Agent] = "heuristic",
+        seat: int = 0,
+        seed: int | None = None,
+        *,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        hint: str | Agent = "heuristic",
+        symbols: bool = False,
+        echo: bool | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.seed = secrets.randbelow(2**31) if seed is None else int(seed)
+        self.game = Game(variant, seed=self.seed, **overrides)
+        self.variant = self.game.variant
+        players = self.variant.players
+        if not isinstance(seat, int) or not 0 <= seat < players:
+            raise ValueError(f"seat must be 0..{players - 1}, got {seat!r}")
+        self.seat = seat
+        if isinstance(opponents, str):
+            specs: list[str | Agent] = [s.strip() for s in opponents.split(",") if s.strip()]
+        elif isinstance(opponents, Agent):
+            specs = [opponents]
+        else:
+            specs = list(opponents)
+        if len(specs) == 1:
+            specs = specs * (players - 1)
+        if len(specs) != players - 1:
+            raise ValueError(
+                f"opponents: give one agent for all, or {players - 1} (one per other seat); got {len(specs)}"
+            )
+        rng = np.random.SeedSequence([self.seed, 0x91A7])
+        seeds = [int(s) for s in rng.generate_state(players, dtype=np.uint32)]
+        others = [s for s in range(players) if s != seat]
+        others.sort(key=lambda s: (s - seat) % players)
+        self.agents: dict[int, Agent] = {}
+        self.labels = ["you"] * players
+        for s, spec in zip(others, specs, strict=True):
+            self.agents[s] = make_agent_from_spec(spec, self.variant, seed=seeds[s])
+            name = spec.name if isinstance(spec, Agent) else str(spec)
+            self.labels[s] = f"seat {s} ({name})"
+        self.labels[seat] = f"you (seat {seat})"
+        self._hint_spec = hint
+        self._hint_agent: Agent | None = None
+        self.hint_name = hint.name if isinstance(hint, Agent) else str(hint)
+        self.inp = stdin if stdin is not None else sys.stdin
+        self.out = stdout if stdout is not None else sys.stdout
+        self.echo = (not _isatty(self.inp)) if echo is None else echo
+        self.symbols = symbols
+        self._order = [c // 4 * 4 + self.variant.suit_rank[c % 4] for c in range(52)]
+        self._trick: list[tuple[int, list[int]]] = []  # (seat, cards) since the last lead
+
+    # ------------------------------------------------------------ text
+
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def cards(self, cards: Sequence[int]) -> str:
+        """Cards sorted low to high in the variant's order, as text."""
+        ordered = sorted((int(c) for c in cards), key=self._order.__getitem__)
+        return " ".join(Card(c).pretty if self.symbols else str(Card(c)) for c in ordered)
+
+    def play_text(self, action: int) -> str:
+        if action == 0:
+            return "pass"
+        table = self.game.action_table
+        return f"{self.cards(table.decode(action))} ({table.kind(action).replace('_', ' ')})"
+
+    def hand_ids(self, seat: int) -> list[int]:
+        mask = int(self.game.engine.state.hands[0, seat])
+        return sorted((c for c in range(52) if mask >> c & 1), key=self._order.__getitem__)
+
+    def show_table(self) -> None:
+        """Everything the human may see before choosing a play."""
+        g = self.game
+        left = g.cards_left
+        self.say("")
+        self.say(f"--- game {g.game_number} of {self.variant.games} · your turn ---")
+        self.say("cards left: " + " | ".join(f"{self.labels[s]}: {left[s]}" for s in self._seats_from(self.seat)))
+        if self._trick:
+            parts = [f"{self._short(s)} {self.cards(c) if c else 'pass'}" for s, c in self._trick]
+            self.say("this trick: " + ", ".join(parts))
+        table_action = int(g.engine.state.table_action[0])
+        if table_action:
+            self.say(f"to beat: {self.play_text(table_action)} by {self.labels[g.table_player or 0]}")
+        elif g.opening_card:
+            self.say(f"you lead the game: your play must contain {self._card(g.opening_card)}")
+        else:
+            self.say("you lead: play anything")
+        hand = self.hand_ids(self.seat)
+        self.say(f"your hand ({len(hand)}): " + "  ".join(f"{i}:{self.cards([c])}" for i, c in enumerate(hand, 1)))
+
+    def show_legal(self, legal: np.ndarray) -> None:
+        self.say("legal plays:")
+        width = len(str(len(legal)))
+        for i, a in enumerate(legal, 1):
+            self.say(f"  {i:>{width}}) {self.play_text(int(a))}")
+
+    def _card(self, text: str) -> str:
+        return self.cards([int(Card.from_text(text))])
+
+    def _short(self, seat: int) -> str:
+        return "you" if seat == self.seat else f"seat {seat}"
+
+    def _seats_from(self, first: int) -> list[int]:
+        p = self.variant.players
+        return [(first + k) % p for k in range(p)]
+
+    # ------------------------------------------------------------ input
+
+    def _read(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        try:
+            line = self.inp.readline()
+        except (EOFError, KeyboardInterrupt):
+            line = ""
+        if not line:
+            self.out.write("\n")
+            raise _Quit
+        if self.echo:
+            self.out.write(line if line.endswith("\n") else line + "\n")
+        return line.strip()
+
+    def ask(self) -> int:
+        """Read commands until the human makes a legal play; returns its action id."""
+        g = self.game
+        legal = g.legal_actions()
+        self.show_table()
+        while True:
+            text = self._read(f"your play ({'pass, ' if 0 in legal else ''}cards, list, hint, help)> ")
+            word = text.lower()
+            if not word:
+                self.say("Type a play such as 3C 3D, 'list' for the legal plays, or 'help'.")
+                continue
+            if word in ("quit", "exit"):
+                raise _Quit
+            if word in ("help", "h", "?"):
+                self.say(HELP.format(hint=self.hint_name))
+                continue
+            if word in ("l", "list", "ls", "legal"):
+                self.show_legal(legal)
+                continue
+            if word in ("hand", "show", "table"):
+                self.show_table()
+                continue
+            if word == "hint":
+                self.say(self.hint(legal))
+                continue
+            action = self._parse_play(text, legal)
+            if action is not None:
+                return action
+
+    def _parse_play(self, text: str, legal: np.ndarray) -> int | None:
+        """The action id ``text`` names if it is legal; otherwise say why and return None."""
+        g = self.game
+        tokens = text.replace(",", " ").split()
+        if text.lower() in ("pass", "p"):
+            action = 0
+        elif all(t.isdigit() for t in tokens):
+            if len(tokens) > 1:
+                self.say(
+                    "One number at a time: it picks a play from 'list'. To play several cards, type them, e.g. 3C 3D."
+                )
+                return None
+            n = int(tokens[0])
+            if not 1 <= n <= len(legal):
+                self.say(f"No play number {n}: the legal plays are numbered 1..{len(legal)} (type 'list').")
+                return None
+            return int(legal[n - 1])
+        else:
+            try:
+                cards = parse_cards(text)
+            except ValueError as exc:
+                if all(t.isalpha() for t in tokens) and not any(len(t) == 2 for t in tokens):
+                    self.say(f"Unknown command {text!r}. Type 'help' for the commands.")
+                else:
+                    self.say(f"Not understood: {exc}. Type 'help' for the commands.")
+                return None
+            hand = set(self.hand_ids(self.seat))
+            missing = [c for c in cards if int(c) not in hand]
+            if missing:
+                self.say(f"Not in your hand: {self.cards(missing)}.")
+                return None
+            try:
+                action = g.action_table.encode(cards)
+            except ValueError:
+                self.say(
+                    f"{self.cards(cards)} is not a play: plays are a single, a pair, a triple or a five-card hand."
+                )
+                return None
+        why = g.explain_illegal(action)
+        if why is not None:
+            self.say(
+                f"You cannot {'pass' if action == 0 else 'play ' + self.cards(g.action_table.decode(action))}: {why}."
+            )
+            return None
+        return action
+
+    def hint(self, legal: np.ndarray) -> str:
+        """What the hint agent would play now (nothing is played)."""
+        if self._hint_agent is None:
+            try:
+                self._hint_agent = make_agent_from_spec(self._hint_spec, self.variant, seed=self.seed)
+            except (ValueError, ImportError) as exc:
+                return f"No hint: the {self.hint_name} agent is not available ({exc})."
+        eng = self.game.engine
+        ids, counts = eng.legal_actions()
+        action = int(self._hint_agent.act(eng.observe()[:1].copy(), ids[:1].copy(), counts[:1].copy())[0])
+        if action not in legal:  # an agent's bug must not mislead: say so
+            return f"No hint: the {self.hint_name} agent chose an illegal play."
+        number = int(np.flatnonzero(legal == action)[0]) + 1
+        return f"hint ({self.hint_name}): {self.play_text(action)}  [number {number} in 'list']"
+
+    # ------------------------------------------------------------ the game
+
+    def agent_move(self, seat: int) -> int:
+        eng = self.game.engine
+        ids, counts = eng.legal_actions()
+        return int(self.agents[seat].act(eng.observe()[:1].copy(), ids[:1].copy(), counts[:1].copy())[0])
+
+    def apply(self, seat: int, action: int) -> None:
+        """Play ``action`` for ``seat`` and tell what happened."""
+        g = self.game
+        S = g.engine.state
+        hands_before = [self.hand_ids(s) for s in range(self.variant.players)]
+        g.play_action(action)
+        cards = [int(c) for c in g.action_table.decode(action)]
+        who = "You" if seat == self.seat else self.labels[seat].capitalize()
+        if action == 0:
+            self.say(f"{who} {'pass' if seat == self.seat else 'passes'}.")
+        else:
+            self.say(f"{who} {'play' if seat == self.seat else 'plays'} {self.play_text(action)}.")
+        self._trick.append((seat, cards))
+        if g.results and bool(S.game_over[0]):
+            self._trick = []
+            self.show_result(seat, hands_before, cards)
+            return
+        if int(S.table_action[0]) == 0:
+            self._trick = []
+            leader = int(S.current[0])
+            lead = "You win" if leader == self.seat else f"{self.labels[leader].capitalize()} wins"
+            self.say(f"{lead} the trick and lead{'s' if leader != self.seat else ''}.")
+
+    def show_result(self, last: int, hands_before: list[list[int]], played: list[int]) -> None:
+        g = self.game
+        result = g.results[-1]
+        winner = result.winner
+        self.say("")
+        self.say(
+            f"=== game {result.number} over: {'you win' if winner == self.seat else self.labels[winner] + ' wins'}! ==="
+        )
+        for s in self._seats_from(self.seat):
+            left = [c for c in hands_before[s] if s != last or c not in played]
+            shown = self.cards(left) if left else "-"
+            self.say(f"  {self.labels[s]:<24} payoff {result.payoffs[s]:+g}   cards left {len(left):>2}: {shown}")
+        if self.variant.games > 1:
+            self.say(
+                "match scores: " + ", ".join(f"{self._short(s)} {g.scores[s]:+g}" for s in range(self.variant.players))
+            )
+            if not g.is_over:
+                self.say(f"--- game {g.game_number} of {self.variant.games}: new deal ---")
+
+    def show_final(self) -> None:
+        g = self.game
+        scores = g.scores
+        self.say("")
+        self.say(f"Final scores ({len(g.results)} game{'s' if len(g.results) != 1 else ''}):")
+        for s in sorted(range(self.variant.players), key=lambda s: -scores[s]):
+            self.say(f"  {self.labels[s]:<24} {scores[s]:+g}")
+        best = max(scores)
+        top = [s for s in range(self.variant.players) if scores[s] == best]
+        if len(top) > 1:
+            self.say("A tie at the top: " + ", ".join(self._short(s) for s in top) + ".")
+        elif top[0] == self.seat:
+            self.say("You win the match!")
+        else:
+            self.say(f"{self.labels[top[0]].capitalize()} wins the match.")
+
+    def run(self) -> int:
+        """Play the match to its end (or until quit/EOF). Returns 0 either way."""
+        g = self.game
+        v = self.variant
+        self.say(
+            f"Big Two · {v.name} · {v.players} players · {v.games} game{'s' if v.games != 1 else ''} · seed {self.seed}"
+        )
+        self.say(
+            f"You sit at seat {self.seat}; opponents: "
+            + ", ".join(self.labels[s] for s in self._seats_from(self.seat) if s != self.seat)
+            + ". Type 'help' for the commands."
+        )
+        try:
+            while not g.is_over:
+                seat = g.current_player
+                assert seat is not None
+                action = self.ask() if seat == self.seat else self.agent_move(seat)
+                self.apply(seat, action)
+        except (_Quit, KeyboardInterrupt):
+            self.say("Goodbye: you left the game.")
+            return 0
+        self.show_final()
+        return 0
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

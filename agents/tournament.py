@@ -1,0 +1,509 @@
+"""Duplicate-deal tournaments: agents play the same cards from every seat, so luck cancels out.
+
+    bigtwo tournament --variant taiwan --agents heuristic,random,random,random --deals 2000
+
+**Duplicate deals.** A deal is one seed: the cards of every game of a match come from it. With
+``P`` seats and a table of ``P`` agents, each deal is played ``P`` times (rotations): in rotation
+``r`` the table's agent ``i`` sits at seat ``(i + r) % P``. Every agent so holds every seat's
+cards once per deal. An agent listed twice is two entries (``random``, ``random#2``).
+
+**More agents than seats.** Each deal seats a table of ``P`` distinct agents, sampled from the
+tournament seed, and plays it duplicate as above. Mean payoffs then depend on the opponents
+drawn; the rating (below) puts everyone on one scale.
+
+**Batched play.** Deals are split into chunks of ``chunk_deals`` deals; a chunk is one
+``Engine`` with ``chunk_deals * P`` matches. Each step asks every agent at once for all the
+rows where it is to act (rows whose match is over sit out with -1). Chunks run in worker
+processes (``multiprocessing`` 'spawn'), agents built there from their names or paths by
+``make_agent``; ``Agent`` objects are accepted only with ``workers=1``. Agent seeds derive from
+(seed, chunk, entry), deal seeds from (seed, deal): the result depends on ``seed`` and
+``chunk_deals``, never on ``workers``.
+
+**Statistics, per agent.**
+
+- ``mean_payoff``: the payoff per game, averaged over deals. For deal ``d`` let ``x_d`` be the
+  agent's payoffs summed over its rotations of that deal, divided by the games it played
+  there. ``mean_payoff = mean(x_d)`` over the ``n`` deals it played, and the 95% confidence
+  interval is ``mean ± 1.96 * sd(x_d) / sqrt(n)`` (``sd`` with ``n - 1``; normal
+  approximation; ``None`` when ``n < 2``). Treating the deal, not the game, as the unit keeps
+  the interval honest: the rotations of one deal share its cards.
+- ``win_rate``: games won / games played. ``games``: games played.
+- ``ms_per_move``: wall time inside the agent's ``act`` calls divided by the moves it made
+  (batched calls, so this is the amortised cost of one move).
+- ``rating`` / ``rating_se`` (with more agents than seats, or ``rating=True``): Bradley-Terry
+  on pairwise finishing comparisons, Elo scale, bootstrap over deals; see ``agents.rating``.
+
+>>> result = run_tournament("taiwan", ["random", "random"], deals=4, seed=0, workers=1,
+...                         progress=False, players=2)
+>>> sorted(result.to_dict()["agents"])
+['random', 'random#2']
+>>> result.games
+8
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bigtwo_env.engine import Engine
+from bigtwo_env.variant import Variant, load_variant
+
+from .base import Agent, RandomAgent
+from .rating import rate_deals
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+DEFAULT_CHUNK_DEALS = 250
+
+
+def default_cores() -> int:
+    """CPU cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def default_workers() -> int:
+    """min(2, usable CPU cores)."""
+    return max(1, min(2, default_cores()))
+
+
+def make_agent_from_spec(spec: str | Agent, variant: Variant, seed: int | None = None) -> Agent:
+    """An ``Agent`` from a name or checkpoint path (via ``agents.make_agent``), or ``spec`` itself."""
+    if isinstance(spec, Agent):
+        return spec
+    import agents
+
+    make = getattr(agents, "make_agent", None)
+    if make is not None:
+        return make(spec, variant, seed=seed)
+    if spec == "random":  # before ``make_agent`` exists, the one agent this package has
+        return RandomAgent(variant, seed=seed)
+    raise ValueError(f"unknown agent {spec!r}: agents.make_agent is not available; known: random")
+
+
+def entry_names(specs: Sequence[str | Agent]) -> list[str]:
+    """Display names of the entries; a name seen before gets ``#2``, ``#3``, ..."""
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for spec in specs:
+        base = spec.name if isinstance(spec, Agent) else str(spec)
+        seen[base] = seen.get(base, 0) + 1
+        names.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+    return names
+
+
+def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, float | None, float | None]:
+    """``(mean, low, high)``: the mean of per-deal values and its normal 95% interval,
+    ``mean ± 1.96 * sd / sqrt(n)`` with the sample sd (``n - 1``); no interval when ``n < 2``.
+
+    >>> mean, low, high = mean_ci([1.0, 2.0, 3.0, 4.0])
+    >>> mean, round(low, 4), round(high, 4)
+    (2.5, 1.2348, 3.7652)
+    """
+    x = np.asarray(values, dtype=np.float64)
+    n = x.size
+    if n == 0:
+        return math.nan, None, None
+    mean = float(x.mean())
+    if n < 2:
+        return mean, None, None
+    half = Z95 * float(x.std(ddof=1)) / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def _derive_seed(*words: int) -> int:
+    """A 63-bit seed from integers (SeedSequence mixing): stable across runs and platforms."""
+    return int(np.random.SeedSequence([int(w) for w in words]).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+# ---------------------------------------------------------------- one chunk of deals
+
+
+@dataclass
+class _Chunk:
+    """What a worker needs to play some deals: picklable (agents as names or paths)."""
+
+    index: int
+    variant: Variant
+    specs: list[Any]  # names/paths, or Agent objects in-process
+    deal_seeds: np.ndarray  # (D,) uint64
+    tables: np.ndarray  # (D, P) entry index of each table position
+    seed: int
+    pairs: bool  # record pairwise comparisons for a rating
+    engine_threads: int | None = None  # threads for the engine's kernels (None: its default)
+
+
+@dataclass
+class _ChunkResult:
+    index: int
+    payoff: np.ndarray  # (D, K) payoffs summed over the entry's rotations
+    games: np.ndarray  # (D, K) games the entry played
+    wins: np.ndarray  # (D, K) games it won
+    pairs: np.ndarray | None  # (D, K, K) comparisons won
+    act_seconds: np.ndarray  # (K,)
+    moves: np.ndarray  # (K,)
+
+
+def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None) -> _ChunkResult:
+    """Play every deal of ``chunk`` in all rotations on one batched engine."""
+    variant, tables = chunk.variant, chunk.tables
+    d, p = tables.shape
+    k = len(chunk.specs)
+    used = np.unique(tables)
+    agents: dict[int, Agent] = {}
+    for e in used.tolist():
+        if agents_cache is not None:
+            agents[e] = agents_cache[e]
+        else:
+            agents[e] = make_agent_from_spec(chunk.specs[e], variant, seed=_derive_seed(chunk.seed, chunk.index, e))
+    g = d * p
+    rot = np.tile(np.arange(p), d)  # rotation of each row
+    deal = np.repeat(np.arange(d), p)  # deal (within the chunk) of each row
+    # seat_entry[row, s]: the entry at seat s. Table position i sits at seat (i + r) % P.
+    positions = (np.arange(p)[None, :] - rot[:, None]) % p
+    seat_entry = tables[deal[:, None], positions].astype(np.int64)
+
+    eng = Engine(variant, num_games=g, seed=np.repeat(chunk.deal_seeds, p))
+    if chunk.engine_threads is not None and hasattr(eng, "_threads"):
+        # Worker processes already share the cores: no kernel threads on top of them.
+        eng._threads = min(eng._threads, chunk.engine_threads)
+    S = eng.state
+    wins_rs = np.zeros((g, p), np.int64)
+    pairs = np.zeros((d, k, k), np.float64) if chunk.pairs else None
+    act_seconds = np.zeros(k)
+    moves = np.zeros(k, np.int64)
+    rows_all = np.arange(g)
+    seat_pairs = [(a, b) for a in range(p) for b in range(a + 1, p)]
+    actions = np.empty(g, np.int64)
+    while not S.over.all():
+        live = ~S.over
+        cur = S.current.astype(np.int64)
+        acting = np.where(live, seat_entry[rows_all, np.maximum(cur, 0)], -1)
+        ids, counts = eng.legal_actions()
+        obs = eng.observe()
+        actions.fill(-1)
+        for e in np.unique(acting[live]).tolist():
+            rows = np.flatnonzero(acting == e)
+            t0 = time.perf_counter()
+            chosen = agents[e].act(obs[rows], ids[rows], counts[rows])
+            act_seconds[e] += time.perf_counter() - t0
+            moves[e] += rows.size
+            actions[rows] = chosen
+        res = eng.step(actions)
+        if res.game_over.any():
+            done = np.flatnonzero(res.game_over)
+            wins_rs[done, res.winner[done].astype(np.int64)] += 1
+            if pairs is not None:
+                pay = res.payoffs[done]
+                ent = seat_entry[done]
+                dd = deal[done]
+                for a, b in seat_pairs:
+                    ea, eb = ent[:, a], ent[:, b]
+                    half = 0.5 * (pay[:, a] == pay[:, b])
+                    np.add.at(pairs, (dd, ea, eb), (pay[:, a] > pay[:, b]) + half)
+                    np.add.at(pairs, (dd, eb, ea), (pay[:, b] > pay[:, a]) + half)
+
+    payoff = np.zeros((d, k))
+    games = np.zeros((d, k), np.int64)
+    wins = np.zeros((d, k), np.int64)
+    flat_deal = np.repeat(deal, p)
+    flat_entry = seat_entry.reshape(-1)
+    np.add.at(payoff, (flat_deal, flat_entry), S.match_scores.reshape(-1))
+    np.add.at(games, (flat_deal, flat_entry), np.repeat(S.games_played.astype(np.int64), p))
+    np.add.at(wins, (flat_deal, flat_entry), wins_rs.reshape(-1))
+    return _ChunkResult(chunk.index, payoff, games, wins, pairs, act_seconds, moves)
+
+
+# ---------------------------------------------------------------- the result
+
+
+@dataclass
+class AgentStats:
+    """One entry's line of the report."""
+
+    name: str
+    spec: str
+    mean_payoff: float
+    ci95: tuple[float | None, float | None]
+    win_rate: float
+    games: int
+    deals: int
+    moves: int
+    ms_per_move: float
+    rating: float | None = None
+    rating_se: float | None = None
+
+
+@dataclass
+class TournamentResult:
+    """Per-entry statistics and the per-deal arrays they come from (see the module docstring)."""
+
+    variant: Variant
+    deals: int
+    seed: int
+    names: list[str]
+    stats: list[AgentStats]
+    payoff: np.ndarray  # (deals, K) payoffs summed over each entry's rotations
+    games_per_deal: np.ndarray  # (deals, K) games each entry played in each deal
+    wins: np.ndarray  # (deals, K)
+    tables: np.ndarray  # (deals, P) entry indices at table positions
+    seconds: float
+    chunk_deals: int
+    overrides: dict[str, Any] = field(default_factory=dict)
+    rating_method: str | None = None
+
+    @property
+    def games(self) -> int:
+        """Games played in all (each game has P seats; counted once)."""
+        return int(self.games_per_deal.sum() // self.variant.players)
+
+    @property
+    def games_per_second(self) -> float:
+        return self.games / self.seconds if self.seconds > 0 else math.nan
+
+    def to_dict(self, timing: bool = True) -> dict[str, Any]:
+        """JSON-ready summary; ``timing=False`` leaves out the (run-dependent) time fields."""
+
+        def num(x: float | None, digits: int = 6) -> float | None:
+            return None if x is None or not math.isfinite(x) else round(float(x), digits)
+
+        agents: dict[str, Any] = {}
+        for s in self.stats:
+            entry: dict[str, Any] = {
+                "mean_payoff": num(s.mean_payoff),
+                "ci95": [num(s.ci95[0]), num(s.ci95[1])],
+                "win_rate": num(s.win_rate),
+                "games": s.games,
+                "deals": s.deals,
+                "moves": s.moves,
+            }
+            if s.spec != s.name.split("#")[0]:
+                entry["spec"] = s.spec
+            if timing:
+                entry["ms_per_move"] = num(s.ms_per_move, 4)
+            if s.rating is not None:
+                entry["rating"] = num(s.rating, 2)
+                entry["rating_se"] = num(s.rating_se, 2)
+            agents[s.name] = entry
+        out: dict[str, Any] = {
+            "variant": self.variant.name,
+            "deals": self.deals,
+            "seed": self.seed,
+            "players": self.variant.players,
+            "games": self.games,
+            "chunk_deals": self.chunk_deals,
+        }
+        if self.overrides:
+            out["overrides"] = dict(self.overrides)
+        if self.rating_method:
+            out["rating_method"] = self.rating_method
+        out["agents"] = agents
+        if timing:
+            out["seconds"] = round(self.seconds, 3)
+            out["games_per_second"] = round(self.games_per_second, 1)
+        return out
+
+    def table(self) -> str:
+        """The report as aligned text, best mean payoff first."""
+        rated = any(s.rating is not None for s in self.stats)
+        width = max(8, *(len(s.name) for s in self.stats))
+        lines = [
+            f"{self.variant.name}: {self.deals} deals x {self.variant.players} rotations, {self.games} games, "
+            f"seed {self.seed} ({self.seconds:.1f} s, {self.games_per_second:.0f} games/s)",
+            f"{'agent':<{width}}  {'payoff/game':>11}  {'95% CI':>19}  {'win rate':>8}  {'games':>7}  {'ms/move':>8}"
+            + (f"  {'rating':>7}  {'± se':>6}" if rated else ""),
+        ]
+
+        def f(x: float | None) -> str:
+            return "n/a" if x is None else f"{x:+.3f}"
+
+        order = sorted(self.stats, key=lambda s: -(s.rating if rated and s.rating is not None else s.mean_payoff))
+        for s in order:
+            ci = f"[{f(s.ci95[0])}, {f(s.ci95[1])}]"
+            line = (
+                f"{s.name:<{width}}  {s.mean_payoff:>+11.3f}  {ci:>19}  {100 * s.win_rate:>7.1f}%  "
+                f"{s.games:>7}  {s.ms_per_move:>8.3f}"
+            )
+            if rated:
+                line += f"  {s.rating:>+7.0f}  {s.rating_se:>6.0f}" if s.rating is not None else ""
+            lines.append(line)
+        lines.append("CI over deals: per deal, the agent's payoff per game over its rotations; mean ± 1.96 sd/sqrt(n).")
+        if rated:
+            lines.append(f"rating: Elo scale, mean 0 ({self.rating_method}).")
+        return "\n".join(lines)
+
+    def write(self, prefix: str | Path) -> tuple[Path, Path]:
+        """Write ``PREFIX.json`` and ``PREFIX.csv``; returns their paths."""
+        prefix = Path(prefix)
+        if prefix.parent and not prefix.parent.exists():
+            prefix.parent.mkdir(parents=True, exist_ok=True)
+        jpath, cpath = Path(f"{prefix}.json"), Path(f"{prefix}.csv")
+        data = self.to_dict()
+        jpath.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        cols = ["mean_payoff", "ci95_low", "ci95_high", "win_rate", "games", "deals", "moves", "ms_per_move"]
+        cols += ["rating", "rating_se"]
+        with cpath.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["agent", *cols])
+            for name, a in data["agents"].items():
+                a = {**a, "ci95_low": a["ci95"][0], "ci95_high": a["ci95"][1]}
+                writer.writerow([name, *(a.get(c) for c in cols)])
+        return jpath, cpath
+
+
+# ---------------------------------------------------------------- running
+
+
+def run_tournament(
+    variant: Variant | str,
+    agents: Sequence[str | Agent],
+    deals: int = 1000,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: bool = True,
+    *,
+    chunk_deals: int | None = None,
+    rating: bool | None = None,
+    bootstrap: int = 200,
+    **overrides: Any,
+) -> TournamentResult:
+    """Play ``deals`` duplicate deals between ``agents`` (names, checkpoint paths, or ``Agent``
+    objects with ``workers=1``) and summarise; see the module docstring.
+
+    ``variant``: a name, YAML path or ``Variant``; ``overrides`` change its fields
+    (``players=3``). ``workers``: processes (default ``min(2, cores)``; 1 = in this process).
+    ``rating``: fit Bradley-Terry ratings (default: when there are more agents than seats).
+    """
+    var = load_variant(variant, **overrides)
+    p = var.players
+    specs = list(agents)
+    k = len(specs)
+    if not isinstance(deals, (int, np.integer)) or deals < 1:
+        raise ValueError(f"deals must be a positive integer, got {deals!r}")
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if k < p:
+        raise ValueError(
+            f"{k} agent(s) for {p} seats: list at least {p} (repeat a name to fill the table, "
+            f"e.g. heuristic,{','.join(['random'] * (p - 1))})"
+        )
+    workers = default_workers() if workers is None else int(workers)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    has_objects = any(isinstance(s, Agent) for s in specs)
+    if has_objects and workers > 1:
+        raise ValueError(
+            "Agent objects do not travel to worker processes: pass names or checkpoint paths, or workers=1"
+        )
+    for s in specs:
+        if not isinstance(s, (str, Agent)):
+            raise ValueError(f"an agent must be a name, a checkpoint path or an Agent, got {s!r}")
+    names = entry_names(specs)
+    # Build each agent here once: bad names fail now, not in a worker, and objects get used.
+    local_agents = [make_agent_from_spec(s, var, seed=_derive_seed(seed, 2**32, e)) for e, s in enumerate(specs)]
+    fit = (k > p) if rating is None else bool(rating)
+
+    deal_seeds = np.random.SeedSequence([int(seed), 0xB162]).generate_state(deals, dtype=np.uint64)
+    if k == p:
+        tables = np.tile(np.arange(p), (deals, 1))
+    else:
+        rng = np.random.default_rng([int(seed), 0x7AB1E])
+        tables = np.argsort(rng.random((deals, k)), axis=1)[:, :p]
+    chunk_deals = DEFAULT_CHUNK_DEALS if chunk_deals is None else int(chunk_deals)
+    if chunk_deals < 1:
+        raise ValueError(f"chunk_deals must be >= 1, got {chunk_deals}")
+    chunks = [
+        _Chunk(
+            i,
+            var,
+            [s if isinstance(s, Agent) else str(s) for s in specs],
+            deal_seeds[lo : lo + chunk_deals],
+            tables[lo : lo + chunk_deals],
+            int(seed),
+            fit,
+            None if workers == 1 else max(1, default_cores() // workers),
+        )
+        for i, lo in enumerate(range(0, deals, chunk_deals))
+    ]
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=deals, unit="deal", desc="tournament", file=sys.stderr, disable=not progress, leave=False)
+    results: dict[int, _ChunkResult] = {}
+    t0 = time.perf_counter()
+    try:
+        if workers == 1 or len(chunks) == 1:
+            cache = local_agents if has_objects else None
+            for c in chunks:
+                results[c.index] = play_chunk(c, cache)
+                bar.update(len(c.deal_seeds))
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
+                futures = {pool.submit(play_chunk, c): c for c in chunks}
+                for fut in as_completed(futures):
+                    r = fut.result()
+                    results[r.index] = r
+                    bar.update(len(futures[fut].deal_seeds))
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+
+    ordered = [results[i] for i in range(len(chunks))]
+    payoff = np.concatenate([r.payoff for r in ordered])
+    games = np.concatenate([r.games for r in ordered])
+    wins = np.concatenate([r.wins for r in ordered])
+    act_seconds = np.sum([r.act_seconds for r in ordered], axis=0)
+    moves = np.sum([r.moves for r in ordered], axis=0)
+
+    ratings = None
+    if fit:
+        pairs = np.concatenate([r.pairs for r in ordered])  # type: ignore[misc]
+        ratings = rate_deals(pairs, bootstrap=bootstrap, seed=int(seed))
+    stats: list[AgentStats] = []
+    for e in range(k):
+        played = games[:, e] > 0
+        per_deal = payoff[played, e] / games[played, e]
+        mean, low, high = mean_ci(per_deal)
+        g_total = int(games[:, e].sum())
+        stats.append(
+            AgentStats(
+                name=names[e],
+                spec=specs[e].name if isinstance(specs[e], Agent) else str(specs[e]),
+                mean_payoff=mean,
+                ci95=(low, high),
+                win_rate=float(wins[:, e].sum() / g_total) if g_total else math.nan,
+                games=g_total,
+                deals=int(played.sum()),
+                moves=int(moves[e]),
+                ms_per_move=float(1000.0 * act_seconds[e] / moves[e]) if moves[e] else math.nan,
+                rating=None if ratings is None else float(ratings.rating[e]),
+                rating_se=None if ratings is None else float(ratings.se[e]),
+            )
+        )
+    return TournamentResult(
+        variant=var,
+        deals=int(deals),
+        seed=int(seed),
+        names=names,
+        stats=stats,
+        payoff=payoff,
+        games_per_deal=games,
+        wins=wins,
+        tables=tables,
+        seconds=seconds,
+        chunk_deals=chunk_deals,
+        overrides=dict(overrides),
+        rating_method=None if ratings is None else ratings.method,
+    )
