@@ -17,7 +17,7 @@ rows where it is to act (rows whose match is over sit out with -1). Chunks run i
 processes (``multiprocessing`` 'spawn'), agents built there from their names or paths by
 ``make_agent``; ``Agent`` objects are accepted only with ``workers=1``. Agent seeds derive from
 (seed, chunk, entry), deal seeds from (seed, deal): the result depends on ``seed`` and
-``chunk_deals``, never on ``workers``.
+``chunk_deals``, never on ``workers``; more deals extend a run (its first deals play as before).
 
 **Statistics, per agent.**
 
@@ -333,7 +333,7 @@ class TournamentResult:
             ci = f"[{f(s.ci95[0])}, {f(s.ci95[1])}]"
             line = (
                 f"{s.name:<{width}}  {s.mean_payoff:>+11.3f}  {ci:>19}  {100 * s.win_rate:>7.1f}%  "
-                f"{s.games:>7}  {s.ms_per_move:>8.3f}"
+                f"{s.games:>7}  {s.ms_per_move:>8.4f}"
             )
             if rated:
                 line += f"  {s.rating:>+7.0f}  {s.rating_se:>6.0f}" if s.rating is not None else ""
@@ -450,12 +450,17 @@ def run_tournament(
                 bar.update(len(c.deal_seeds))
         else:
             ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx)
+            try:
                 futures = {pool.submit(play_chunk, c): c for c in chunks}
                 for fut in as_completed(futures):
                     r = fut.result()
                     results[r.index] = r
                     bar.update(len(futures[fut].deal_seeds))
+            except BaseException:  # an error or Ctrl-C: drop the chunks not started
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
