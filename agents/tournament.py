@@ -92,6 +92,10 @@ def make_agent_from_spec(spec: str | Agent, variant: Variant, seed: int | None =
     raise ValueError(f"unknown agent {spec!r}: agents.make_agent is not available; known: random")
 
 
+def _spec_name(spec: str | Agent) -> str:
+    return spec.name if isinstance(spec, Agent) else str(spec)
+
+
 def entry_names(specs: Sequence[str | Agent]) -> list[str]:
     """Display names of the entries; a name seen before gets ``#2``, ``#3``, ..."""
     names: list[str] = []
@@ -200,7 +204,14 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None) -> _Chunk
             act_seconds[e] += time.perf_counter() - t0
             moves[e] += rows.size
             actions[rows] = chosen
-        res = eng.step(actions)
+        try:
+            res = eng.step(actions)
+        except ValueError as exc:  # an agent chose an illegal play: say which agent
+            for row in np.flatnonzero(live).tolist():
+                if actions[row] not in ids[row, : counts[row]]:
+                    name = _spec_name(chunk.specs[int(acting[row])])
+                    raise ValueError(f"agent {name!r} chose an illegal play: {exc}") from None
+            raise
         if res.game_over.any():
             done = np.flatnonzero(res.game_over)
             wins_rs[done, res.winner[done].astype(np.int64)] += 1

@@ -240,3 +240,14 @@ def test_cli_table_and_bad_input(capsys):
     assert main(["tournament", "--agents", "random,random", "--deals", "3", "--workers", "1", "--quiet"]) == 2
     assert "error" in capsys.readouterr().err
     assert main(["tournament", "--agents", "random*4", "--deals", "3", "--quiet", "--set", "nonsense"]) == 2
+
+
+def test_illegal_play_names_the_agent():
+    class Cheater(Agent):
+        name = "cheater"
+
+        def act(self, obs, legal_ids, legal_counts):
+            return np.zeros(len(legal_counts), np.int64)  # pass, even when leading
+
+    with pytest.raises(ValueError, match="agent 'cheater' chose an illegal play"):
+        run_tournament(TAIWAN, [Cheater(TAIWAN)] * 4, deals=2, workers=1, progress=False)
