@@ -1,23 +1,52 @@
 """bigtwo_env: the Big Two rules, a batched engine and the environments built on it."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+import gymnasium
+
 from .actions import ActionTable, action_table
 from .cards import Card, card_texts, format_cards, parse_cards
 from .combos import KINDS, Combo, beats, classify
 from .variant import Variant, load_variant, variant_names
+
+if TYPE_CHECKING:
+    from .aec import env, raw_env
+    from .game import Game
+
+# Loaded on first use, so that importing the package does not compile the engine or load PettingZoo.
+_LAZY = {"Game": ".game", "env": ".aec", "raw_env": ".aec"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if "bigtwo/BigTwo-v0" not in gymnasium.registry:
+    gymnasium.register(id="bigtwo/BigTwo-v0", entry_point="bigtwo_env.gym_env:BigTwoEnv")
 
 __all__ = [
     "KINDS",
     "ActionTable",
     "Card",
     "Combo",
+    "Game",
     "Variant",
     "action_table",
     "beats",
     "card_texts",
     "classify",
+    "env",
     "format_cards",
     "load_variant",
     "parse_cards",
+    "raw_env",
     "variant_names",
 ]
 __version__ = "0.1.0"

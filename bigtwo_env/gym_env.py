@@ -1,0 +1,283 @@
+"""# Big Two (Gymnasium): one learner against fixed opponents
+
+A single-agent view of the game for Gymnasium learners: the learner sits at one seat, and the
+other seats are played inside ``step`` by opponent policies until it is the learner's turn again.
+
+| | |
+|---|---|
+| Make | ``gymnasium.make("bigtwo/BigTwo-v0", variant="taiwan", opponents=None, seat=0, **overrides)`` |
+| Class | ``bigtwo_env.gym_env.BigTwoEnv`` (registered when ``bigtwo_env`` is imported) |
+| Actions | ``Discrete(A)``, the variant's action ids (see ``bigtwo_env.aec`` and ``bigtwo_env.actions``) |
+| Observations | ``Dict(observation=Box[0, 1] float32 (182 + 55 P,), action_mask=Box{0, 1} int8 (A,))`` |
+| Reward | the learner's payoff when a game ends (scoring units), else 0 |
+| Episode | one match of the variant's ``games`` games; ``terminated`` when it is over, never truncated |
+| Render modes | ``"human"`` (prints the table), ``"ansi"`` (returns it) |
+
+The observation is the learner's, laid out as in ``bigtwo_env.aec`` (relative to the learner's
+seat); the mask marks its legal actions (all 0 once the episode is over).
+
+``seat``: the learner's seat, ``0 .. P-1``, or ``"random"`` for a seat drawn from the env's
+generator at every reset. ``opponents``:
+
+* ``None``: every other seat plays a uniformly random legal action, drawn from the env's own
+  generator (so ``reset(seed=...)`` makes whole episodes repeat);
+* an ``Agent`` (``agents.base``: ``act(obs, legal_ids, legal_counts)``) or an agent name such as
+  ``"random"``: it plays every other seat;
+* a list of ``P - 1`` of those: entry ``i`` plays the seat ``i + 1`` places after the learner.
+
+Names are built with ``agents.make_agent(name, variant, seed)`` and reseeded from the env's
+generator on ``reset(seed=...)``; ``Agent`` objects you pass keep their own randomness.
+
+An action outside ``[0, A)`` raises ``ValueError``. An illegal one (``illegal_action="penalty"``,
+the default here, since ``check_env`` and learners without masking sample the whole space) ends
+the episode with reward ``illegal_penalty`` and the reason in ``info["illegal_action"]``; with
+``illegal_action="raise"`` it raises ``ValueError`` and changes nothing. Keep the penalty below
+the worst payoff of a game (-13 under ``cards`` scoring), or ending a bad hand illegally pays.
+
+``info`` holds ``"seat"`` (the learner's) and, on a step where games ended, ``"payoffs"``: every
+seat's payoffs of those games, summed. ``reset(options={"hands": [...]})`` deals the given hands
+(one per seat) for the first game.
+
+>>> import gymnasium, bigtwo_env
+>>> env = gymnasium.make("bigtwo/BigTwo-v0", variant="taiwan", seat=2)
+>>> obs, info = env.reset(seed=0)
+>>> obs["observation"].shape, info["seat"]
+((402,), 2)
+>>> import numpy as np
+>>> action = int(np.flatnonzero(obs["action_mask"])[0])
+>>> obs, reward, terminated, truncated, info = env.step(action)
+
+Version history: v0, first release (bigtwo 0.1.0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .aec import RENDER_MODES, check_illegal_options, check_render_mode, observation_space
+from .game import Game, action_id
+from .render import render_text
+from .variant import Variant
+
+ENV_ID = "bigtwo/BigTwo-v0"
+MAX_REDEALS = 100  # matches that end before the learner's first turn are dealt again (tiny hands only)
+
+
+class BigTwoEnv(gymnasium.Env):
+    """One learner against opponent policies; see the module docstring."""
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
+
+    def __init__(
+        self,
+        variant: Variant | str | Path = "taiwan",
+        opponents: Any = None,
+        seat: int | str = 0,
+        render_mode: str | None = None,
+        illegal_action: str = "penalty",
+        illegal_penalty: float = -1.0,
+        **overrides: Any,
+    ) -> None:
+        check_render_mode(render_mode)
+        self.illegal_penalty = check_illegal_options(illegal_action, illegal_penalty)
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.game = Game(variant, **overrides)
+        self.variant = self.game.variant
+        self.engine = self.game.engine
+        self.action_table = self.game.action_table
+        self.players = self.variant.players
+        self.random_seat = seat == "random"
+        self.seat = 0 if self.random_seat else self._check_seat(seat)
+        self.opponents, self._named = self._resolve_opponents(opponents)
+        self._num_actions, self._obs_size = self.action_table.size, self.engine.obs_size
+        self.observation_space = observation_space(self._obs_size, self._num_actions)
+        self.action_space = spaces.Discrete(self._num_actions)
+        self._seat_buf = np.zeros(1, np.int64)
+        self._payoffs = np.zeros(self.players, np.float64)
+        self._ended = False  # a game ended since the learner's last step
+        self._done = True  # no episode under way: reset() first
+
+    # ------------------------------------------------------------ arguments
+
+    def _check_seat(self, seat: Any) -> int:
+        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
+            raise ValueError(f"seat must be 0..{self.players - 1} or 'random', got {seat!r}")
+        if not 0 <= seat < self.players:
+            raise ValueError(f"seat must be 0..{self.players - 1} or 'random' ({self.players} players), got {seat}")
+        return int(seat)
+
+    def _resolve_opponents(self, opponents: Any) -> tuple[list[Any], list[bool]]:
+        """One policy (or ``None``: random) per relative seat 1..P-1, and which ones we built."""
+        n = self.players - 1
+        if opponents is None:
+            return [None] * n, [False] * n
+        if isinstance(opponents, str) or hasattr(opponents, "act"):
+            opponents = [opponents] * n
+        if not isinstance(opponents, Sequence) or len(opponents) != n:
+            raise ValueError(
+                f"opponents must be None (random play), an Agent, an agent name, or a list of {n} of those "
+                f"(one per other seat, in play order after the learner); got {opponents!r}"
+            )
+        built: dict[str, Any] = {}
+        policies, named = [], []
+        for spec in opponents:
+            if isinstance(spec, str):
+                if spec not in built:
+                    built[spec] = _make_agent(spec, self.variant)
+                policies.append(built[spec])
+                named.append(True)
+            elif spec is None or callable(getattr(spec, "act", None)):
+                if spec is not None:
+                    _check_agent_variant(spec, self.variant)
+                policies.append(spec)
+                named.append(False)
+            else:
+                raise ValueError(
+                    f"an opponent must be an Agent (with act(obs, legal_ids, legal_counts)), an agent name or None; "
+                    f"got {spec!r}"
+                )
+        return policies, named
+
+    # ------------------------------------------------------------ episode
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        if seed is not None:
+            for policy, named in zip(self.opponents, self._named, strict=True):
+                if named and isinstance(getattr(policy, "rng", None), np.random.Generator):
+                    policy.rng = np.random.default_rng(int(rng.integers(2**63)))
+        hands = (options or {}).get("hands")
+        deal_seed = seed
+        for _ in range(MAX_REDEALS):
+            if deal_seed is None:
+                deal_seed = int(rng.integers(2**63))
+            self.game.reset(deal_seed, hands)
+            if self.random_seat:
+                self.seat = int(rng.integers(self.players))
+            self._payoffs[:] = 0.0
+            self._ended = False
+            self._play_opponents()  # a game that ends here is paid on the first step
+            if not self.game.is_over:
+                break
+            if hands is not None:
+                raise ValueError(f"with these hands the match ends before seat {self.seat} plays")
+            deal_seed = None
+        else:
+            raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before seat {self.seat} played")
+        self._done = False
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), {"seat": self.seat}
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise ValueError("the episode is over (or has not started); call reset()")
+        a = action_id(action, self._num_actions)
+        if self.illegal_action == "raise":
+            self.game.play_action(a)  # an illegal action raises here and changes nothing
+        else:
+            try:
+                self.game.play_action(a)
+            except ValueError as exc:
+                self._done = True
+                info = {"seat": self.seat, "illegal_action": str(exc)}
+                return self._observe(), self.illegal_penalty, True, False, info
+        self._collect()
+        self._play_opponents()
+        terminated = self.game.is_over
+        self._done = terminated
+        info: dict[str, Any] = {"seat": self.seat}
+        reward = 0.0
+        if self._ended:
+            info["payoffs"] = self._payoffs + 0.0  # a copy, without -0.0
+            reward = float(self._payoffs[self.seat]) + 0.0
+            self._payoffs[:] = 0.0
+            self._ended = False
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), reward, terminated, False, info
+
+    def _collect(self) -> None:
+        """Add up the payoffs of a game that ended on the last play, for the learner's next reward."""
+        S = self.engine.state
+        if S.game_over[0]:
+            self._payoffs += S.payoffs[0]
+            self._ended = True
+
+    def _play_opponents(self) -> None:
+        """Play the other seats until the learner is to act or the match is over."""
+        S = self.engine.state
+        game, players, learner = self.game, self.players, self.seat
+        while not S.over[0] and S.current[0] != learner:
+            seat = int(S.current[0])
+            policy = self.opponents[(seat - learner) % players - 1]
+            if policy is None:
+                action = int(S.legal[0, int(self.np_random.random() * S.legal_n[0])])
+                game.play_action(action)
+            else:
+                self._seat_buf[0] = seat
+                obs = self.engine.observe(self._seat_buf, np.empty((1, self._obs_size), np.float32))
+                ids, counts = self.engine.legal_actions()
+                action = int(np.asarray(policy.act(obs, ids, counts)).reshape(-1)[0])
+                try:
+                    game.play_action(action)
+                except ValueError as exc:
+                    raise ValueError(f"opponent {policy!r} at seat {seat} chose an illegal action: {exc}") from None
+            self._collect()
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        self._seat_buf[0] = self.seat
+        obs = np.empty(self._obs_size, np.float32)
+        self.engine.observe(self._seat_buf, obs.reshape(1, -1))
+        mask = np.zeros(self._num_actions, np.int8)
+        S = self.engine.state
+        if not self._done and S.current[0] == self.seat:
+            mask[S.legal[0, : S.legal_n[0]]] = 1
+        return {"observation": obs, "action_mask": mask}
+
+    # ------------------------------------------------------------ drawing
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='human' or 'ansi'")
+            return None
+        names = [f"seat {s}" + (" (learner)" if s == self.seat else "") for s in range(self.players)]
+        text = render_text(self.game, names=names)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _make_agent(name: str, variant: Variant) -> Any:
+    """An opponent from its name, via ``agents.make_agent`` (imported only when names are used)."""
+    try:
+        from agents import make_agent
+    except ImportError as exc:
+        raise ValueError(
+            f"opponent {name!r}: agent names need agents.make_agent ({exc}); pass Agent objects instead"
+        ) from None
+    return make_agent(name, variant, seed=None)
+
+
+def _check_agent_variant(agent: Any, variant: Variant) -> None:
+    """``ValueError`` if ``agent`` was built for a variant with other action ids or seats."""
+    theirs = getattr(agent, "variant", None)
+    if isinstance(theirs, Variant) and (theirs.rules_key() != variant.rules_key() or theirs.players != variant.players):
+        raise ValueError(
+            f"opponent {agent!r} was built for variant {theirs.name!r} ({theirs.players} players), whose actions "
+            f"or seats differ from {variant.name!r} ({variant.players} players); build it for this variant"
+        )
