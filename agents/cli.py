@@ -31,34 +31,13 @@ def parse_overrides(items: list[str] | None, players: int | None = None) -> dict
     return out
 
 
-def parse_agents(text: str) -> list[str]:
-    """A comma list of agent names or checkpoint paths; ``NAME*N`` repeats a name N times.
-
-    >>> parse_agents("heuristic, random*3")
-    ['heuristic', 'random', 'random', 'random']
-    """
-    out: list[str] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        name, star, count = part.rpartition("*")
-        if star and count.strip().isdigit() and name.strip():
-            out.extend([name.strip()] * int(count))
-        else:
-            out.append(part)
-    if not out:
-        raise ValueError("--agents needs at least one agent name or checkpoint path")
-    return out
-
-
 def _tournament(args: argparse.Namespace) -> int:
-    from .tournament import run_tournament
+    from .tournament import parse_agent_list, run_tournament
 
     overrides = parse_overrides(args.set, args.players)
     result = run_tournament(
         args.variant,
-        parse_agents(args.agents),
+        parse_agent_list(args.agents),
         deals=args.deals,
         seed=args.seed,
         workers=args.workers,

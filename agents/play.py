@@ -35,7 +35,7 @@ from bigtwo_env.game import Game
 from bigtwo_env.variant import Variant
 
 from .base import Agent
-from .tournament import make_agent_from_spec
+from .tournament import make_agent_from_spec, parse_agent_list
 
 HELP = """\
 How to play a turn:
@@ -85,7 +85,7 @@ class TerminalGame:
             raise ValueError(f"seat must be 0..{players - 1}, got {seat!r}")
         self.seat = seat
         if isinstance(opponents, str):
-            specs: list[str | Agent] = [s.strip() for s in opponents.split(",") if s.strip()]
+            specs: list[str | Agent] = list(parse_agent_list(opponents))
         elif isinstance(opponents, Agent):
             specs = [opponents]
         else:

@@ -48,6 +48,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -66,6 +67,7 @@ from .rating import rate_deals
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 DEFAULT_CHUNK_DEALS = 250
+_OPTION = re.compile(r"^[A-Za-z_]\w*=")  # a "key=value" option part of an agent name
 
 
 def default_cores() -> int:
@@ -90,6 +92,31 @@ def make_agent_from_spec(spec: str | Agent, variant: Variant, seed: int | None =
     if spec == "random":  # before ``make_agent`` exists, the one agent this package has
         return RandomAgent(variant, seed=seed)
     raise ValueError(f"unknown agent {spec!r}: agents.make_agent is not available; known: random")
+
+
+def parse_agent_list(text: str) -> list[str]:
+    """Agent names or checkpoint paths from a comma list; ``NAME*N`` repeats a name N times, and
+    ``key=value`` parts continue the options of a ``name:key=value`` entry before them.
+
+    >>> parse_agent_list("heuristic, random*2, search:simulations=64,top_k=4")
+    ['heuristic', 'random', 'random', 'search:simulations=64,top_k=4']
+    """
+    out: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if out and ":" in out[-1] and _OPTION.match(part):
+            out[-1] = f"{out[-1]},{part}"
+            continue
+        name, star, count = part.rpartition("*")
+        if star and count.strip().isdigit() and name.strip():
+            out.extend([name.strip()] * int(count))
+        else:
+            out.append(part)
+    if not out:
+        raise ValueError("no agents given: list agent names or checkpoint paths, e.g. heuristic,random,random,random")
+    return out
 
 
 def _spec_name(spec: str | Agent) -> str:
@@ -159,6 +186,24 @@ class _ChunkResult:
     moves: np.ndarray  # (K,)
 
 
+_WARMED: set[tuple[str, str]] = set()  # (variant, spec) whose compiled code this process has loaded
+
+
+def _warm_up(chunk: _Chunk, eng: Engine, entries: list[int]) -> None:
+    """Call a throwaway copy of each named agent once, so loading its compiled code (once per
+    process) is not timed as its moves; the agents that play keep their random streams."""
+    ids, counts = eng.legal_actions()
+    for e in entries:
+        spec = chunk.specs[e]
+        key = (repr(chunk.variant), str(spec))
+        if isinstance(spec, Agent) or key in _WARMED:
+            continue
+        _WARMED.add(key)
+        make_agent_from_spec(spec, chunk.variant, seed=0).act(
+            eng.observe()[:1].copy(), ids[:1].copy(), counts[:1].copy()
+        )
+
+
 def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None) -> _ChunkResult:
     """Play every deal of ``chunk`` in all rotations on one batched engine."""
     variant, tables = chunk.variant, chunk.tables
@@ -183,6 +228,7 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None) -> _Chunk
         # Worker processes already share the cores: no kernel threads on top of them.
         eng._threads = min(eng._threads, chunk.engine_threads)
     S = eng.state
+    _warm_up(chunk, eng, used.tolist())
     wins_rs = np.zeros((g, p), np.int64)
     pairs = np.zeros((d, k, k), np.float64) if chunk.pairs else None
     act_seconds = np.zeros(k)
