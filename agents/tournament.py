@@ -128,7 +128,7 @@ def entry_names(specs: Sequence[str | Agent]) -> list[str]:
     names: list[str] = []
     seen: dict[str, int] = {}
     for spec in specs:
-        base = spec.name if isinstance(spec, Agent) else str(spec)
+        base = _spec_name(spec)
         seen[base] = seen.get(base, 0) + 1
         names.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
     return names
@@ -542,7 +542,7 @@ def run_tournament(
         stats.append(
             AgentStats(
                 name=names[e],
-                spec=specs[e].name if isinstance(specs[e], Agent) else str(specs[e]),
+                spec=_spec_name(specs[e]),
                 mean_payoff=mean,
                 ci95=(low, high),
                 win_rate=float(wins[:, e].sum() / g_total) if g_total else math.nan,

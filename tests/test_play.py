@@ -172,3 +172,30 @@ def test_cli_play(monkeypatch, capsys):
     assert main(["play", "--opponents", "random", "--seed", "2", "--hint", "random"]) == 0
     text = capsys.readouterr().out
     assert "seed 2" in text and "legal plays:" in text and "Goodbye" in text
+
+
+def test_whole_game_played_from_hints_against_heuristic():
+    pytest.importorskip("agents.heuristic")
+    out = io.StringIO()
+
+    class HintFollower:
+        """Types 'hint', then the number the hint names."""
+
+        def __init__(self) -> None:
+            self.asked = False
+            self.calls = 0
+
+        def readline(self) -> str:
+            self.calls += 1
+            assert self.calls < 2000
+            if not self.asked:
+                self.asked = True
+                return "hint\n"
+            self.asked = False
+            last = [x for x in out.getvalue().splitlines() if "hint (heuristic)" in x][-1]
+            return last.rsplit("[number ", 1)[1].split()[0] + "\n"
+
+    tg = TerminalGame("taiwan", opponents="heuristic", seed=9, stdin=HintFollower(), stdout=out, games=2)
+    assert tg.run() == 0
+    text = out.getvalue()
+    assert "Final scores (2 games)" in text and "Seat 1 (heuristic) plays" in text and "You play" in text
