@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from math import comb
 
+import numba
 import numpy as np
 
 from . import kernels as K
@@ -45,6 +46,16 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         _POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="bigtwo-engine")
     return _POOL
+
+
+def compiled(kernel: Callable, *args: object) -> Callable:
+    """The compiled entry point of a Numba kernel for these argument types (compiling or loading
+    it from cache now). Calling it skips Numba's per-call type dispatch, which costs more than
+    the work for one game when the state is a tuple of many arrays."""
+    sig = tuple(numba.typeof(a) for a in args)
+    if sig not in kernel.overloads:
+        kernel.compile(sig)
+    return kernel.overloads[sig].entry_point
 
 
 def run_batched(
@@ -117,6 +128,16 @@ def legal_capacity(variant: Variant, table: ActionTable) -> int:
     return int(min(bound, table.size))
 
 
+def _nesting(x: object) -> int:
+    """How deeply card lists nest: a card is 0, a hand 1, a game's hands 2, a batch 3. Text with
+    several cards counts as a hand."""
+    if isinstance(x, str):
+        return 1 if len(x.replace(",", " ").split()) > 1 else 0
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return 1 + (_nesting(x[0]) if len(x) else 0)
+    return 0
+
+
 def _seed_array(seed: int | Sequence[int] | np.ndarray | None, n: int) -> np.ndarray:
     if seed is None:
         return np.random.SeedSequence().generate_state(n, dtype=np.uint64)
@@ -180,6 +201,12 @@ class Engine:
             legal_n=np.zeros(n, np.int32),
         )
         self._obs = np.zeros((n, self.obs_size), np.float32)
+        R, S, acts, seats = self.rules, self.state, np.zeros(n, np.int64), np.zeros(n, np.int64)
+        self._check = compiled(K.check_actions, acts, S)
+        self._legal = compiled(K.legal_all, R, S)
+        self._step = compiled(K.step_all, acts, R, S, self.autoreset)
+        self._observe = compiled(observe_all, seats, self._obs, R, S)
+        self._reset = compiled(K.reset_all, R, S, True)
         self.reset(seed)
 
     # ------------------------------------------------------------ life cycle
@@ -189,13 +216,15 @@ class Engine:
         ``None`` for fresh entropy. ``hands``: per game, per seat, the cards dealt (text, ids or
         a uint64 mask array of shape (N, P)); later games of a match are dealt from the seed."""
         S = self.state
-        S.seeds[:] = _seed_array(seed, self.num_games)
+        seeds = _seed_array(seed, self.num_games)
+        dealt = None if hands is None else self._parse_hands(hands)  # check everything before changing state
+        S.seeds[:] = seeds
         S.deal_count[:] = 0
-        if hands is None:
-            K.reset_all(self.rules, S, True)
+        if dealt is None:
+            self._reset(self.rules, S, True)
         else:
-            S.hands[:] = self._parse_hands(hands)
-            K.reset_all(self.rules, S, False)
+            S.hands[:] = dealt
+            self._reset(self.rules, S, False)
         self._refresh()
 
     def _parse_hands(self, hands: Sequence | np.ndarray) -> np.ndarray:
@@ -207,15 +236,7 @@ class Engine:
             rows = [[[c for c in range(52) if int(m) >> c & 1] for m in row] for row in arr]
         else:
             rows = list(hands)  # type: ignore[arg-type]
-            if (
-                n == 1
-                and len(rows) == p
-                and not (
-                    len(rows[0]) == p
-                    and not isinstance(rows[0], str)
-                    and all(isinstance(h, (list, tuple, str)) for h in rows[0])
-                )
-            ):
+            if n == 1 and _nesting(rows) <= 2:  # one game's hands, not a batch of one
                 rows = [rows]
         if len(rows) != n:
             raise ValueError(f"hands must give {n} game(s), got {len(rows)}")
@@ -230,28 +251,131 @@ class Engine:
                     raise ValueError(f"game {g}: seat {s} has {len(cards)} cards, the variant deals {cpp}")
                 dup = seen.intersection(cards)
                 if dup:
-                    raise ValueError(f"game {g}: card(s) {card_texts(sorted(dup))} dealt to more than one seat")
+                    raise ValueError(f"game {g}: {' '.join(card_texts(sorted(dup)))} dealt to more than one seat")
                 seen.update(cards)
                 out[g, s] = np.uint64(cards_to_mask(cards))
         return out
 
     def _refresh(self) -> None:
-        run_batched(K.legal_all, self.state, before=(self.rules,), threads=self._threads)
+        run_batched(self._legal, self.state, before=(self.rules,), threads=self._threads)
+
+    def set_position(
+        self,
+        games: int | slice | Sequence[int] | np.ndarray,
+        hands: np.ndarray,
+        played: np.ndarray | None = None,
+        current: int | np.ndarray = 0,
+        table_action: int | np.ndarray = 0,
+        table_seat: int | np.ndarray = -1,
+        passes: int | np.ndarray = 0,
+        opening: int | np.ndarray = -1,
+        match_scores: np.ndarray | None = None,
+        games_played: int | np.ndarray = 0,
+        breach: np.ndarray | None = None,
+    ) -> None:
+        """Load a mid-game position into ``games`` (an index, a slice or an index array; the
+        other games are untouched), then recompute the legal lists (search continues from it).
+
+        Per loaded game, broadcast over them: ``hands`` and ``played`` (P,) uint64 card masks per
+        seat (cards held, cards played this game); ``current`` the seat to act; ``table_action``
+        the play to beat (0 when leading) made by ``table_seat`` (-1 when leading), followed by
+        ``passes`` passes; ``opening`` the card the next play must hold (-1 none, only before the
+        game's first play); match info: ``match_scores`` (P,), ``games_played``; ``breach`` (P,)
+        last-card flags (liability). Cards left are counted from ``hands``. Raises
+        ``ValueError`` naming the first inconsistency (a card held twice, an empty hand, ...)."""
+        S, n, p = self.state, self.num_games, self.players
+        rows = np.arange(n)[games]
+        rows = np.atleast_1d(rows).astype(np.int64)
+        k = len(rows)
+        if k == 0:
+            return
+        if len(np.unique(rows)) != k:
+            raise ValueError("set_position: a game is listed twice")
+
+        def per_game(value, dtype, shape=()) -> np.ndarray:
+            arr = np.asarray(value)
+            try:
+                return np.array(np.broadcast_to(arr, (k, *shape)), dtype=dtype, order="C")
+            except ValueError:
+                raise ValueError(
+                    f"set_position: expected shape {(k, *shape)} or broadcastable, got {arr.shape}"
+                ) from None
+
+        h = per_game(hands, np.uint64, (p,))
+        pl = per_game(0 if played is None else played, np.uint64, (p,))
+        cur = per_game(current, np.int64)
+        ta = per_game(table_action, np.int64)
+        ts = per_game(table_seat, np.int64)
+        ps = per_game(passes, np.int64)
+        op = per_game(opening, np.int64)
+        ms = per_game(0.0 if match_scores is None else match_scores, np.float64, (p,))
+        gp = per_game(games_played, np.int64)
+        br = per_game(False if breach is None else breach, np.bool_, (p,))
+        full = np.uint64((1 << 52) - 1)
+        if ((h | pl) & ~full).any():
+            raise ValueError("set_position: card masks may only use bits 0..51")
+        counts = np.unpackbits(h.view(np.uint8).reshape(k, p, 8), axis=-1).sum(-1)
+        seen = np.zeros(k, np.uint64)
+        for s in range(p):
+            for mask, what in ((h[:, s], "held"), (pl[:, s], "played")):
+                clash = np.flatnonzero(seen & mask)
+                if len(clash):
+                    g = int(rows[clash[0]])
+                    raise ValueError(
+                        f"set_position: game {g}: a card {what} by seat {s} is also held or played elsewhere"
+                    )
+                seen |= mask
+        checks = [
+            ((counts == 0).any(1), "every seat must hold a card (a game with an empty hand is over)"),
+            ((cur < 0) | (cur >= p), f"current must be a seat 0..{p - 1}"),
+            ((ta < 0) | (ta >= self.table.size), f"table_action must be an action id 0..{self.table.size - 1}"),
+            ((ta > 0) & ((ts < 0) | (ts >= p)), "table_seat must name the seat of the play on the table"),
+            ((ta == 0) & (ts != -1), "table_seat must be -1 when leading (table_action 0)"),
+            ((ps < 0) | (ps > p - 2) | ((ta == 0) & (ps != 0)), f"passes must be 0..{p - 2} (0 when leading)"),
+            ((ta > 0) & (ts == cur), "the seat to act cannot be answering its own play"),
+            ((op < -1) | (op > 51), "opening must be a card id 0..51 or -1"),
+            ((op >= 0) & (ta != 0), "an opening card is only due on a lead"),
+        ]
+        held_opening = (
+            h[np.arange(k), np.clip(cur, 0, p - 1)] >> np.where(op >= 0, op, 0).astype(np.uint64)
+        ) & np.uint64(1)
+        checks.append(((op >= 0) & (held_opening == 0), "the seat to act must hold the opening card"))
+        for bad, why in checks:
+            if bad.any():
+                raise ValueError(f"set_position: game {int(rows[np.flatnonzero(bad)[0]])}: {why}")
+        S.hands[rows] = h
+        S.played[rows] = pl
+        S.counts[rows] = counts.astype(np.int8)
+        S.current[rows] = cur.astype(np.int8)
+        S.table_action[rows] = ta.astype(np.int32)
+        S.table_seat[rows] = ts.astype(np.int8)
+        S.passes[rows] = ps.astype(np.int8)
+        S.opening[rows] = op.astype(np.int8)
+        S.match_scores[rows] = ms
+        S.games_played[rows] = gp.astype(np.int32)
+        S.breach[rows] = br
+        S.over[rows] = False
+        S.game_over[rows] = False
+        S.match_over[rows] = False
+        S.winner[rows] = -1
+        S.payoffs[rows] = 0.0
+        self._refresh()
 
     def step(self, actions: Sequence[int] | np.ndarray) -> StepResult:
-        """Play one action per game for its seat to act (-1: that game sits this step out).
+        """Play one action per game for its seat to act (-1: that game sits this step out; other
+        negative ids are errors).
 
         An illegal action raises ``ValueError`` naming the game, the seat and the play, and
         changes nothing in any game."""
         acts = np.asarray(actions)
         if acts.shape != (self.num_games,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} integer ids, got {actions!r}")
-        acts = acts.astype(np.int64, copy=False)
-        bad = K.check_actions(acts, self.state)
+        acts = np.ascontiguousarray(acts, dtype=np.int64)
+        bad = self._check(acts, self.state)
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(acts[bad])))
         run_batched(
-            K.step_all, self.state, before=(self.rules,), after=(self.autoreset,), rows=(acts,), threads=self._threads
+            self._step, self.state, before=(self.rules,), after=(self.autoreset,), rows=(acts,), threads=self._threads
         )
         self._refresh()
         S = self.state
@@ -264,7 +388,7 @@ class Engine:
         seat = int(S.current[g])
         if not 0 <= action < self.table.size:
             return f"game {g}: action id {action} is out of range 0..{self.table.size - 1}"
-        cards = card_texts(self.table.decode(action)) or "pass"
+        cards = " ".join(card_texts(self.table.decode(action))) or "pass"
         why = self.explain_illegal(g, action)
         return f"game {g}: seat {seat} cannot play {cards}: {why}"
 
@@ -307,7 +431,6 @@ class Engine:
 
     def legal_mask(self, out: np.ndarray | None = None) -> np.ndarray:
         """Dense legal-action mask, int8 ``(N, A)``."""
-        S = self.state
         if out is None:
             out = np.zeros((self.num_games, self.table.size), np.int8)
         else:
@@ -316,16 +439,22 @@ class Engine:
         rows = np.repeat(np.arange(self.num_games), n)
         cols = ids[np.arange(ids.shape[1])[None, :] < n[:, None]]
         out[rows, cols] = 1
-        del S
         return out
 
     def observe(self, seats: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Observations ``(N, obs_size)`` float32 of ``seats`` (default: each game's seat to act)."""
-        S = self.state
-        seats_arr = S.current.astype(np.int64) if seats is None else np.asarray(seats, dtype=np.int64)
+        S, n = self.state, self.num_games
+        if seats is None:
+            seats_arr = S.current.astype(np.int64)
+        else:
+            seats_arr = np.ascontiguousarray(seats, dtype=np.int64)
+            if seats_arr.shape != (n,) or ((seats_arr < -1) | (seats_arr >= self.players)).any():
+                raise ValueError(f"seats must be {n} seat numbers 0..{self.players - 1} (-1: none), got {seats!r}")
         if out is None:
             out = self._obs
-        run_batched(observe_all, S, before=(self.rules,), rows=(seats_arr, out), threads=self._threads)
+        elif out.dtype != np.float32 or out.shape != (n, self.obs_size) or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of shape {(n, self.obs_size)}")
+        run_batched(self._observe, S, before=(self.rules,), rows=(seats_arr, out), threads=self._threads)
         return out
 
     # ------------------------------------------------------------ convenience

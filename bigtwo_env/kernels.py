@@ -608,7 +608,7 @@ def settle(left, twos, winner, liable, ip, fp, bankroll, out):
                 out[payer] -= amount
                 out[payee] += amount
     for s in range(players):
-        out[s] -= fp[FP_RAKE]
+        out[s] = (out[s] - fp[FP_RAKE]) + 0.0  # + 0.0: no -0.0 for the winner
 
 
 # ---------------------------------------------------------------- stepping
@@ -716,9 +716,9 @@ def check_actions(actions, S):
     """Index of the first game whose action is not legal there (or that is over), or -1."""
     for g in range(actions.shape[0]):
         a = actions[g]
-        if a < 0:
+        if a == -1:
             continue
-        if S.over[g]:
+        if a < -1 or S.over[g]:
             return g
         lo, hi = 0, S.legal_n[g]
         found = False
