@@ -121,7 +121,7 @@ def test_illegal_answers_name_the_reason() -> None:
     [
         (["3C 9S", "4D 4H", "5S 2S"], "hands must give 4 seats"),
         (["3C 9S", "4D", "5S 2S", "6D 7D"], "seat 1 has 1 cards, the variant deals 2"),
-        (["3C 9S", "4D 3C", "5S 2S", "6D 7D"], r"game 0: 3C dealt to more than one seat"),
+        (["3C 9S", "4D 3C", "5S 2S", "6D 7D"], r"3C dealt to more than one seat"),
         (["3C 9S", "4D 4Z", "5S 2S", "6D 7D"], "not a card: '4Z'"),
         ("3C 9S 4D 4H", "hands must be a list of 4 hands"),
         (["3C 9S", 7, "5S 2S", "6D 7D"], "seat 1: a hand is card text"),
