@@ -223,10 +223,8 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None) -> _Chunk
     positions = (np.arange(p)[None, :] - rot[:, None]) % p
     seat_entry = tables[deal[:, None], positions].astype(np.int64)
 
-    eng = Engine(variant, num_games=g, seed=np.repeat(chunk.deal_seeds, p))
-    if chunk.engine_threads is not None and hasattr(eng, "_threads"):
-        # Worker processes already share the cores: no kernel threads on top of them.
-        eng._threads = min(eng._threads, chunk.engine_threads)
+    # Worker processes already share the cores: they cap the engine's kernel threads.
+    eng = Engine(variant, num_games=g, seed=np.repeat(chunk.deal_seeds, p), threads=chunk.engine_threads)
     S = eng.state
     _warm_up(chunk, eng, used.tolist())
     wins_rs = np.zeros((g, p), np.int64)

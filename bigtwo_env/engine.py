@@ -155,6 +155,8 @@ class Engine:
     """N Big Two matches as arrays. See the module docstring.
 
     ``autoreset``: when a match ends, start the next one in the same step (for trainers).
+    ``threads``: threads running slices of the batch (default: one per core, up to 4); batches
+    under 64 games always run in the calling thread.
     """
 
     def __init__(
@@ -163,9 +165,12 @@ class Engine:
         num_games: int = 1,
         seed: int | Sequence[int] | None = None,
         autoreset: bool = False,
+        threads: int | None = None,
     ) -> None:
         if not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+        if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
+            raise ValueError(f"threads must be a positive integer or None (one per core), got {threads!r}")
         self.variant = variant if isinstance(variant, Variant) else load_variant(variant)
         self.table = action_table(self.variant)
         self.rules = make_rules(self.variant, self.table)
@@ -173,7 +178,8 @@ class Engine:
         self.players = self.variant.players
         self.autoreset = bool(autoreset)
         self.obs_size = obs_size(self.players)
-        self._threads = _THREADS if self.num_games >= PARALLEL_FROM else 1
+        self.threads = int(threads) if threads is not None else _THREADS
+        self._threads = self.threads if self.num_games >= PARALLEL_FROM else 1
         n, p = self.num_games, self.players
         cap = legal_capacity(self.variant, self.table)
         self.state = K.State(
