@@ -14,10 +14,12 @@ from .variant import Variant, load_variant, variant_names
 
 if TYPE_CHECKING:
     from .aec import env, raw_env
+    from .engine import Engine
     from .game import Game
+    from .vector import VectorEnv
 
 # Loaded on first use, so that importing the package does not compile the engine or load PettingZoo.
-_LAZY = {"Game": ".game", "env": ".aec", "raw_env": ".aec"}
+_LAZY = {"Game": ".game", "env": ".aec", "raw_env": ".aec", "Engine": ".engine", "VectorEnv": ".vector"}
 
 
 def __getattr__(name: str) -> Any:
@@ -36,8 +38,10 @@ __all__ = [
     "ActionTable",
     "Card",
     "Combo",
+    "Engine",
     "Game",
     "Variant",
+    "VectorEnv",
     "action_table",
     "beats",
     "card_texts",
