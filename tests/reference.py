@@ -377,7 +377,7 @@ class RefGame:
             else:
                 base = [0.0 if s == w else -n[s] * unit for s in range(p)]
             if v.buy_in > 0:
-                money = list(bankroll) if bankroll is not None else [v.buy_in] * p
+                money = _stakes(bankroll, v.buy_in, p)
                 base = [max(base[s], -money[s]) for s in range(p)]
             return [base[s] - v.rake for s in range(p)]
 
@@ -427,15 +427,23 @@ class RefGame:
                     transfers.append((liable, i, gains[i]))
 
         if v.buy_in > 0:
-            start = list(bankroll) if bankroll is not None else [v.buy_in] * p
+            start = _stakes(bankroll, v.buy_in, p)
             money = list(start)
             for payer, receiver, amount in transfers:
-                paid = min(amount, max(money[payer], 0.0))
+                paid = min(amount, money[payer])
                 money[payer] -= paid
                 money[receiver] += paid
             base = [money[s] - start[s] for s in range(p)]
 
         return [base[s] - v.rake for s in range(p)]
+
+
+def _stakes(bankroll: Sequence[float] | None, buy_in: float, players: int) -> list[float]:
+    """Money each seat has at stake this game. A bankroll can end below 0 (the rake is
+    charged after the table-stakes cap); such a seat has nothing at stake, not a debt that
+    the game's winnings must first pay off."""
+    money = list(bankroll) if bankroll is not None else [buy_in] * players
+    return [max(m, 0.0) for m in money]
 
 
 # --------------------------------------------------------------------------------------
