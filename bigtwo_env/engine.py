@@ -239,6 +239,8 @@ class Engine:
         if arr is not None and arr.dtype == np.uint64:
             if arr.shape != (n, p):
                 raise ValueError(f"hands as masks must have shape ({n}, {p}), got {arr.shape}")
+            if (arr >> np.uint64(52)).any():
+                raise ValueError("hands as masks may only use bits 0..51 (one per card)")
             rows = [[[c for c in range(52) if int(m) >> c & 1] for m in row] for row in arr]
         else:
             rows = list(hands)  # type: ignore[arg-type]
