@@ -1,0 +1,357 @@
+"""Trainers: configs, storage, networks, smoke runs, resume, determinism, and one run that must learn.
+
+Every run here writes under ``tmp_path`` and uses a tiny config (a few hundred to a few
+thousand environment steps) except ``test_ppo_learns_to_beat_random``, the learning test: a
+short PPO run on ``taiwan`` whose greedy policy must beat three random players in a duplicate
+tournament with non-overlapping 95% intervals.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+torch = pytest.importorskip("torch")
+
+from bigtwo_env import load_variant  # noqa: E402
+from train import checkpoint as ckpt  # noqa: E402
+from train.cli import run_training  # noqa: E402
+from train.config import FIELDS, config_dir, config_names, field_docs, load_config, make_config  # noqa: E402
+from train.networks import ActionScorer, action_features, legal_mask, masked_log_softmax  # noqa: E402
+from train.storage import DecisionStore, gae, mc_returns  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny(tmp_path: Path, **fields) -> object:
+    """A config that trains in about a second."""
+    base = dict(
+        runs_dir=str(tmp_path / "runs"),
+        run_name="tiny",
+        total_timesteps=1024,
+        num_envs=16,
+        num_steps=16,
+        hidden_size=32,
+        state_layers=1,
+        pair_size=16,
+        minibatch_size=64,
+        update_epochs=2,
+        eval_every=0,
+        final_eval_deals=0,
+        checkpoint_every=512,
+        keep_checkpoints=0,
+        progress=False,
+        torch_threads=1,
+        device="cpu",
+        league_self=1.0,
+        league_past=0.0,
+        league_baselines=0.0,
+        snapshot_every=256,
+    )
+    base.update(fields)
+    return make_config(base, source="test")
+
+
+def weights(path: Path) -> dict[str, torch.Tensor]:
+    return ckpt.load(path)["model"]["state_dict"]
+
+
+def same_weights(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+# ---------------------------------------------------------------- configs
+
+
+def test_shipped_configs_set_every_field_with_a_comment():
+    assert {"default", "ppo", "dmc", "strong"} <= set(config_names())
+    docs = field_docs()
+    assert set(docs) == set(FIELDS), "every field has a one-line docstring"
+    for name in ("default", "ppo", "dmc", "strong"):
+        text = (config_dir() / f"{name}.yaml").read_text()
+        data = yaml.safe_load(text)
+        assert set(data) == set(FIELDS), f"{name}.yaml sets exactly the fields: {set(FIELDS) ^ set(data)}"
+        lines = text.splitlines()
+        for field in FIELDS:
+            i = next(i for i, line in enumerate(lines) if line.startswith(f"{field}:"))
+            assert lines[i - 1].startswith("#") or "#" in lines[i], f"{name}.yaml: {field} has no comment"
+        load_config(name)
+
+
+def test_default_config_is_taiwan_with_a_time_limit():
+    cfg = load_config("default")
+    assert cfg.variant == "taiwan"
+    assert 0 < cfg.time_limit_minutes <= 20
+
+
+def test_overrides_are_checked():
+    cfg = load_config("default", ["lr=1e-4", "num_envs=128", "baselines=[random]", "anneal_lr=false"])
+    assert (cfg.lr, cfg.num_envs, cfg.baselines, cfg.anneal_lr) == (1e-4, 128, ["random"], False)
+    with pytest.raises(ValueError, match=r"unknown field 'learning_rate'; allowed fields: algo, variant"):
+        load_config("default", ["learning_rate=1e-4"])
+    with pytest.raises(ValueError, match=r"field 'num_envs' has bad value -3; allowed: an integer >= 1"):
+        load_config("default", ["num_envs=-3"])
+    with pytest.raises(ValueError, match=r"field 'algo' has bad value 'a2c'; allowed: ppo, dmc"):
+        load_config("default", {"algo": "a2c"})
+    with pytest.raises(ValueError, match=r"field 'epsilon'.*\[0, 1\]"):
+        load_config("default", ["epsilon=2"])
+    with pytest.raises(ValueError, match="expects FIELD=VALUE"):
+        load_config("default", ["lr"])
+
+
+def test_bad_config_file_is_refused(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("algo: ppo\nnum_env: 8\n")
+    with pytest.raises(ValueError, match=r"bad.yaml: unknown field 'num_env'; allowed fields: .*num_envs"):
+        load_config(str(bad))
+    with pytest.raises(ValueError, match="unknown training config 'nope'"):
+        load_config("nope")
+
+
+def test_cli_refuses_bad_field(capsys):
+    from bigtwo_env.cli import main
+
+    assert main(["train", "--set", "bogus=1"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown field 'bogus'" in err and "allowed fields" in err
+
+
+def test_bigtwo_start_does_not_import_torch():
+    code = "import sys, bigtwo_env.cli as c; c.build_parser(); import bigtwo_env; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------- storage and networks
+
+
+def test_storage_links_each_seat_and_cuts_at_episode_end():
+    store = DecisionStore(num_envs=2, players=2, obs_size=1)
+
+    def rec(env, seat):
+        return store.record(
+            np.array([env]),
+            np.array([seat]),
+            np.zeros((1, 1)),
+            np.array([[0, 1]]),
+            np.array([2]),
+            np.array([0]),
+            np.zeros(1),
+            np.zeros(1),
+        )[0]
+
+    a0, b0, a1 = rec(0, 0), rec(0, 1), rec(0, 0)
+    store.credit(np.zeros((2, 2)), np.array([False, False]))
+    c0 = rec(1, 0)
+    # slot 0 ends: seat 0 gets -3 (its last decision a1), seat 1 gets +3 (b0); slot 1 goes on
+    store.credit(np.array([[-3.0, 3.0], [0.0, 0.0]]), np.array([True, False]))
+    a2 = rec(0, 0)  # the next match in slot 0 (SAME_STEP autoreset): not linked to a1
+    n = store.size
+    assert store.next[a0] == a1 and store.next[a1] == -1 and store.next[b0] == -1 and store.next[a2] == -1
+    assert store.done[[a0, b0, a1, c0, a2]].tolist() == [False, True, True, False, False]
+    assert store.reward[[a1, b0]].tolist() == [-3.0, 3.0]
+    ret, ok = mc_returns(store.reward[:n], store.done[:n], store.next[:n])
+    assert ok.tolist() == [True, True, True, False, False] and ret[a0] == -3.0
+    value = np.array([0.5, 0.25, -1.0, 0.0, 0.0], np.float32)
+    adv, returns, fin = gae(store.reward[:n], store.done[:n], store.next[:n], value, 1.0, 0.5)
+    assert fin.tolist() == [True, True, True, False, False]
+    assert adv[a1] == pytest.approx(-2.0) and adv[b0] == pytest.approx(2.75)
+    assert adv[a0] == pytest.approx((-1.0 - 0.5) + 0.5 * -2.0)  # delta + lambda * next advantage
+    store.compact(~fin)
+    assert store.size == 2 and store.last[1, 0] == 0 and store.last[0, 0] == 1
+
+
+def test_scores_only_legal_plays_and_masks_before_softmax():
+    variant = load_variant("taiwan")
+    net = ActionScorer(402, action_features(variant), hidden_size=16, state_layers=1, pair_size=8)
+    legal = torch.tensor([[0, 17, 300, 5000], [12, 0, 0, 0]])
+    counts = torch.tensor([4, 1])
+    scores, value = net(torch.rand(2, 402), legal, counts)
+    valid = legal_mask(counts, 4)
+    assert torch.isinf(scores[~valid]).all() and torch.isfinite(scores[valid]).all()
+    logp = masked_log_softmax(scores, valid)
+    probs = logp.exp() * valid
+    assert torch.allclose(probs.sum(1), torch.ones(2)) and not torch.isnan(logp).any()
+    entropy = -(logp.exp() * logp).sum(1)
+    assert torch.isfinite(entropy).all() and entropy[1] == 0
+    # a play's score depends on the play's features, not on its place in the list
+    s2, _ = net(torch.zeros(1, 402), torch.tensor([[5000, 17]]), torch.tensor([2]))
+    s1, _ = net(torch.zeros(1, 402), torch.tensor([[17, 5000]]), torch.tensor([2]))
+    assert torch.allclose(s1.flip(1), s2)
+
+
+def test_action_features_from_the_table():
+    variant = load_variant("taiwan")
+    f = action_features(variant)
+    from bigtwo_env.actions import action_table
+
+    t = action_table(variant)
+    assert f.shape[0] == t.size
+    assert (f[:, :52].sum(1) == t.sizes).all()
+    a = t.encode("3C 3D")
+    assert f[a, 52 + int(t.kinds[a])] == 1 and f[0, 52] == 1  # pair kind; pass kind
+
+
+# ---------------------------------------------------------------- trainers
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+def test_trainer_smoke(tmp_path, algo):
+    cfg = tiny(tmp_path, algo=algo, eval_every=512, eval_deals=4, final_eval_deals=4, eval_opponents=["random"])
+    result = run_training(cfg)
+    assert result.global_step >= cfg.total_timesteps
+    run = Path(cfg.runs_dir) / "tiny"
+    assert (run / "config.yaml").is_file() and list(run.glob("events.out.tfevents.*"))
+    assert result.checkpoint == ckpt.latest_checkpoint(run)
+    payload = ckpt.load(result.checkpoint)
+    assert payload["algo"] == algo and payload["config"]["algo"] == algo
+    assert payload["variant"]["name"] == "taiwan" and payload["variant"]["settings"]["opening_card"] == "3C"
+    assert set(result.evaluations) == {"random"}
+    # the checkpoint is an agent for tournaments and `bigtwo play`
+    import agents
+
+    agent = agents.make_agent(str(result.checkpoint), "taiwan", seed=0)
+    from bigtwo_env.engine import Engine
+
+    eng = Engine("taiwan", num_games=8, seed=3)
+    ids, counts = eng.legal_actions()
+    acts = agent.act(eng.observe(), ids, counts)
+    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+
+
+def test_tensorboard_scalars(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    cfg = tiny(tmp_path, eval_every=1024, eval_deals=4, eval_opponents=["random"])
+    run_training(cfg)
+    acc = EventAccumulator(str(Path(cfg.runs_dir) / "tiny"))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    for tag in (
+        "losses/policy",
+        "losses/value",
+        "losses/entropy",
+        "losses/approx_kl",
+        "charts/sps",
+        "charts/episodic_payoff",
+        "eval/random/mean_payoff",
+        "eval/random/ci_low",
+        "eval/random/ci_high",
+        "eval/random/win_rate",
+    ):
+        assert tag in tags, tag
+
+
+def test_league_trains_only_the_learner_seat(tmp_path):
+    from train.league import League
+
+    variant = load_variant("taiwan")
+    league = League(variant, 64, (0.0, 0.0, 1.0), ["greedy"], 2, seed=0)
+    assert (league.opponent == 1).all()
+    seats = np.arange(64) % 4
+    learner = league.learner_rows(seats)
+    assert (learner == (seats == league.learner_seat)).all()
+    groups = league.opponent_groups(learner)
+    assert len(groups) == 1 and groups[0][0].name == "greedy" and (groups[0][1] == np.flatnonzero(~learner)).all()
+    # a full league run: past snapshots and baselines, resumable
+    cfg = tiny(
+        tmp_path,
+        league_self=0.4,
+        league_past=0.3,
+        league_baselines=0.3,
+        baselines=["random", "greedy"],
+        total_timesteps=1536,
+    )
+    result = run_training(cfg)
+    snaps = sorted((Path(cfg.runs_dir) / "tiny" / "league").glob("snapshot_*.pt"))
+    assert len(snaps) >= 4
+    state = ckpt.load(result.checkpoint)["resume"]["league"]
+    assert 1 <= len(state["snapshots"]) <= cfg.max_snapshots
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+def test_resume_continues_exactly(tmp_path, algo):
+    """A run killed after its first checkpoint and resumed ends with the same weights as one that
+    was never interrupted (league with snapshots and baselines included)."""
+    league = dict(league_self=0.5, league_past=0.25, league_baselines=0.25, baselines=["random"])
+    full = tiny(tmp_path / "a", algo=algo, total_timesteps=2048, checkpoint_every=1024, **league)
+    result = run_training(full)
+    first, last = ckpt.list_checkpoints(Path(full.runs_dir) / "tiny")[:2]
+    assert last == result.checkpoint
+    # the "killed" run: its folder as it was at the first checkpoint
+    killed = tmp_path / "b" / "runs" / "tiny"
+    shutil.copytree(Path(full.runs_dir) / "tiny", killed)
+    (killed / "checkpoints" / last.name).unlink()
+    for snap in (killed / "league").glob("snapshot_*.pt"):
+        if int(snap.stem.split("_")[1]) > 1024:
+            snap.unlink()
+    resumed = run_training(make_config({"runs_dir": str(tmp_path / "b" / "runs")}, base=full))
+    assert resumed.global_step == result.global_step
+    assert same_weights(weights(resumed.checkpoint), weights(result.checkpoint))
+    a, b = ckpt.load(resumed.checkpoint)["resume"], ckpt.load(result.checkpoint)["resume"]
+    assert all(torch.equal(a["env"][k], b["env"][k]) for k in a["env"])
+    assert torch.equal(a["store"]["obs"], b["store"]["obs"])
+
+
+def test_resume_refuses_a_different_config(tmp_path):
+    cfg = tiny(tmp_path, total_timesteps=512)
+    run_training(cfg)
+    with pytest.raises(ValueError, match="another config .*lr"):
+        run_training(make_config({"lr": 0.1}, base=cfg))
+    longer = run_training(make_config({"total_timesteps": 1024}, base=cfg))  # may change on resume
+    assert longer.global_step == 1024
+
+
+def test_same_seed_same_result(tmp_path):
+    a = run_training(tiny(tmp_path / "a", total_timesteps=768))
+    b = run_training(tiny(tmp_path / "b", total_timesteps=768))
+    c = run_training(tiny(tmp_path / "c", total_timesteps=768, seed=2))
+    assert same_weights(weights(a.checkpoint), weights(b.checkpoint))
+    assert not same_weights(weights(a.checkpoint), weights(c.checkpoint))
+
+
+def test_checkpoint_write_is_atomic(tmp_path):
+    path = tmp_path / "x.pt"
+    ckpt.atomic_save({"format": ckpt.FORMAT, "a": 1}, path)
+    assert ckpt.load(path)["a"] == 1 and not list(tmp_path.glob(".*tmp*"))
+    path.write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="not a readable checkpoint"):
+        ckpt.load(path)
+
+
+def test_ppo_learns_to_beat_random(tmp_path):
+    """150k steps of PPO self-play on taiwan (~15 s): the greedy policy's 95% interval lies
+    above every random player's in 300 duplicate deals (1,200 games)."""
+    cfg = make_config(
+        dict(
+            runs_dir=str(tmp_path / "runs"),
+            run_name="learn",
+            algo="ppo",
+            total_timesteps=150_000,
+            num_envs=256,
+            num_steps=32,
+            hidden_size=64,
+            pair_size=32,
+            minibatch_size=1024,
+            update_epochs=4,
+            lr=1e-3,
+            eval_every=0,
+            final_eval_deals=300,
+            eval_opponents=["random"],
+            progress=False,
+            torch_threads=1,
+            device="cpu",
+            checkpoint_every=10_000_000,
+        ),
+        source="test",
+    )
+    result = run_training(cfg)
+    e = result.evaluations["random"]
+    assert e.beats, (e.mean_payoff, e.ci_low, e.opponent_mean_payoff, e.opponent_ci_high)
+    assert e.mean_payoff > e.opponent_mean_payoff + 0.5

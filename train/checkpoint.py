@@ -1,0 +1,111 @@
+"""Checkpoints: one file per save, written atomically, loadable without unpickling code.
+
+A checkpoint (``runs/<run>/checkpoints/step_<env steps>.pt``) is a ``torch.save`` dict:
+
+| key | what |
+|---|---|
+| ``format`` | ``FORMAT``, the layout version |
+| ``algo`` | ``ppo`` or ``dmc`` |
+| ``variant`` | ``{"name": ..., "settings": Variant.to_dict()}``: the rules it was trained on, in full |
+| ``config`` | the run's full ``TrainConfig`` as a dict |
+| ``model`` | ``{"kwargs": constructor arguments, "state_dict": weights}`` of the ``ActionScorer`` |
+| ``global_step``, ``update`` | environment steps and updates done |
+| ``resume`` | what a resumed run needs besides: optimizer, RNG states, the vector env's match states, the pending decisions, the league (absent from policy-only files such as league snapshots) |
+
+Only tensors and plain Python values are stored (NumPy arrays become tensors), so every load
+uses ``torch.load(weights_only=True)``: a checkpoint file cannot run code. Writes go to a
+temporary file in the same folder, are flushed to disk, then ``os.replace``d over the target,
+so a run killed mid-write (``kill -9``) leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+FORMAT = "bigtwo-train/1"
+_STEP_FILE = re.compile(r"^step_(\d+)\.pt$")
+
+
+def arrays_to_tensors(obj: Any) -> Any:
+    """NumPy arrays (and scalars) inside dicts/lists/tuples as tensors (and Python numbers)."""
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(obj).copy())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {k: arrays_to_tensors(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(arrays_to_tensors(v) for v in obj)
+    return obj
+
+
+def tensors_to_arrays(obj: Any) -> Any:
+    """The inverse of ``arrays_to_tensors`` (every tensor becomes a NumPy array)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numpy().copy()
+    if isinstance(obj, dict):
+        return {k: tensors_to_arrays(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(tensors_to_arrays(v) for v in obj)
+    return obj
+
+
+def atomic_save(payload: dict[str, Any], path: str | Path) -> Path:
+    """``torch.save`` to ``path`` through a temporary file and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        torch.save(payload, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """A checkpoint's dict (tensors on the CPU); ``ValueError`` if it is not one of ours."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same clear message
+        raise ValueError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a bigtwo training checkpoint (expected format {FORMAT!r})")
+    return payload
+
+
+def checkpoint_path(run_dir: str | Path, step: int) -> Path:
+    """Where the checkpoint at ``step`` environment steps goes."""
+    return Path(run_dir) / "checkpoints" / f"step_{step:012d}.pt"
+
+
+def list_checkpoints(run_dir: str | Path) -> list[Path]:
+    """The run's checkpoints, oldest first."""
+    folder = Path(run_dir) / "checkpoints"
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _STEP_FILE.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path | None:
+    """The run's newest checkpoint, or ``None``."""
+    found = list_checkpoints(run_dir)
+    return found[-1] if found else None
+
+
+def prune(run_dir: str | Path, keep: int) -> None:
+    """Delete all but the newest ``keep`` checkpoints (``keep`` 0: delete none)."""
+    if keep <= 0:
+        return
+    for old in list_checkpoints(run_dir)[:-keep]:
+        old.unlink(missing_ok=True)

@@ -1,0 +1,83 @@
+"""``bigtwo train``: self-play training from a config file, with field overrides and resume.
+
+    bigtwo train                                  configs/train/default.yaml on taiwan, then a final evaluation
+    bigtwo train --config dmc                     a shipped config (default, ppo, dmc, strong) or a YAML path
+    bigtwo train --config ppo --set lr=1e-4 --set num_envs=128
+    bigtwo train --set variant=hong-kong --set run_name=hk1
+    bigtwo train --resume runs/taiwan__ppo__1__1700000000
+    bigtwo train --fields                         every config field with its description
+
+Overrides use one scheme: ``--set FIELD=VALUE`` (repeatable; VALUE read as YAML). A run whose
+folder exists (same ``run_name``) resumes from its newest checkpoint; ``--resume RUN_DIR`` does
+the same from the config saved in that run, ``--set`` changing only what may change on resume
+(e.g. ``total_timesteps`` to train longer). torch is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="self-play training (PPO or Deep Monte-Carlo; needs torch)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog="Examples:\n"
+        + "\n".join(line for line in (__doc__ or "").splitlines() if line.startswith("    bigtwo")),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--config",
+        default=None,
+        metavar="NAME|FILE",
+        help="training config: default, ppo, dmc, strong, or a YAML file (default: default)",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override a config field (repeatable), e.g. --set lr=1e-4",
+    )
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest checkpoint")
+    p.add_argument("--fields", action="store_true", help="list every config field with its description, then exit")
+    p.set_defaults(func=_train)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from .config import FIELDS, field_docs, load_config, make_config
+
+    if args.fields:
+        docs = field_docs()
+        for name, f in FIELDS.items():
+            default = f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
+            print(f"{name:<20} {default!r:<14} {docs.get(name, '')}")
+        return 0
+    if args.resume:
+        from . import checkpoint as ckpt
+
+        run_dir = Path(args.resume)
+        latest = ckpt.latest_checkpoint(run_dir)
+        if latest is None:
+            raise ValueError(f"--resume {args.resume}: no checkpoints in {run_dir / 'checkpoints'}")
+        if args.config is not None:
+            raise ValueError("--resume uses the config saved in the run; drop --config (use --set to change a field)")
+        base = make_config(ckpt.load(latest)["config"], source=str(latest))
+        base = make_config({"run_name": run_dir.resolve().name, "runs_dir": str(run_dir.resolve().parent)}, base=base)
+        cfg = load_config(base=base, overrides=args.overrides)
+    else:
+        cfg = load_config(args.config or "default", args.overrides)
+    run_training(cfg)
+    return 0
+
+
+def run_training(cfg):
+    """Run the trainer ``cfg.algo`` names; returns its ``RunResult``."""
+    if cfg.algo == "ppo":
+        from .ppo import train
+    else:
+        from .dmc import train
+    return train(cfg)

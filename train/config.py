@@ -1,0 +1,362 @@
+"""Training configuration: one dataclass, read from ``configs/train/*.yaml``, overridable field by field.
+
+Every hyperparameter of both trainers (PPO and Deep Monte-Carlo), the league, checkpoints and
+evaluation is a field of ``TrainConfig`` below, with a one-line docstring. A config file is a
+YAML mapping of some of these fields (the shipped ones set all of them, with comments); fields it
+leaves out take the defaults here. On the command line, one scheme:
+
+    bigtwo train --config ppo --set lr=1e-4 --set num_envs=128
+    bigtwo train --set variant_settings="{players: 2, cards_per_player: 5}"
+
+``--set FIELD=VALUE`` parses ``VALUE`` as YAML, then checks it like a file's value. An unknown
+field, or a value of the wrong type or out of range, raises ``ValueError`` naming the field and
+what is allowed (for an unknown field: every allowed field).
+
+>>> cfg = load_config("default", ["lr=1e-4", "num_envs=128"])
+>>> cfg.lr, cfg.num_envs
+(0.0001, 128)
+>>> load_config("default", ["learning_rate=1"])
+Traceback (most recent call last):
+...
+ValueError: --set: unknown field 'learning_rate'; allowed fields: ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ALGOS = ("ppo", "dmc")
+
+
+@dataclass
+class TrainConfig:
+    """Every setting of a training run; see the module docstring and ``configs/train/default.yaml``."""
+
+    # --- the run
+    algo: str = "ppo"
+    """Trainer: ``ppo`` (policy gradient, self-play) or ``dmc`` (Deep Monte-Carlo, DouZero style)."""
+    variant: str = "taiwan"
+    """Rule variant: a name from ``bigtwo variants`` or a path to a variant YAML file."""
+    variant_settings: dict = field(default_factory=dict)
+    """Variant fields overridden for this run, e.g. ``{players: 2, cards_per_player: 5}``."""
+    seed: int = 1
+    """Seed of everything: deals, network initialisation, sampling, the league."""
+    run_name: str = ""
+    """Run folder name under ``runs_dir``; empty: ``variant__algo__seed__time``. An existing run resumes."""
+    runs_dir: str = "runs"
+    """Folder that holds the run folders."""
+    device: str = "auto"
+    """Torch device: ``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda``, ``cuda:1``..."""
+    torch_threads: int = 2
+    """Threads torch may use on the CPU (keep at most the cores you have)."""
+    deterministic: bool = True
+    """Use torch's deterministic algorithms (same seed, same run, same machine: same result)."""
+    total_timesteps: int = 4_000_000
+    """Environment steps to train for (one step = one decision in each of ``num_envs`` matches)."""
+    time_limit_minutes: float = 0.0
+    """Stop training (with a checkpoint) after this many minutes; 0 = no limit."""
+    num_envs: int = 512
+    """Matches played at once (the batch of the vector env and of every forward pass)."""
+    num_steps: int = 32
+    """Vector-env steps per rollout: a rollout is ``num_envs * num_steps`` environment steps."""
+    reward_scale: float = 0.0
+    """Payoffs are multiplied by this for training; 0 = auto (1 / the largest loss of one game)."""
+
+    # --- the network (see train/networks.py)
+    hidden_size: int = 256
+    """Width of the state encoder's layers."""
+    state_layers: int = 2
+    """Layers of the state encoder (an MLP over the observation)."""
+    pair_size: int = 128
+    """Width of the (state, action) scorer, run once per legal play."""
+    pair_layers: int = 1
+    """Hidden layers of the (state, action) scorer."""
+
+    # --- optimisation
+    lr: float = 3e-4
+    """Adam learning rate."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0 over ``total_timesteps``."""
+    adam_eps: float = 1e-5
+    """Adam epsilon."""
+    max_grad_norm: float = 0.5
+    """Clip the global gradient norm to this (0 = no clipping)."""
+    minibatch_size: int = 4096
+    """Decisions per gradient step."""
+
+    # --- PPO
+    gamma: float = 1.0
+    """Discount per decision of one seat (1: a seat's return is its game payoff)."""
+    gae_lambda: float = 0.95
+    """GAE lambda over each seat's own decision sequence."""
+    update_epochs: int = 2
+    """Passes over each rollout's decisions."""
+    clip_coef: float = 0.2
+    """PPO ratio clip."""
+    clip_vloss: bool = True
+    """Clip the value loss around the old values, as PPO2 does."""
+    ent_coef: float = 0.01
+    """Entropy bonus weight."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    norm_adv: bool = True
+    """Normalise advantages per minibatch."""
+    target_kl: float = 0.0
+    """Stop a rollout's epochs early when the approximate KL passes this; 0 = never."""
+
+    # --- Deep Monte-Carlo
+    epsilon: float = 0.05
+    """DMC exploration: probability of a uniformly random legal play instead of the best-scored one."""
+    dmc_epochs: int = 1
+    """DMC: passes over each batch of finished decisions."""
+
+    # --- the league (opponents per match slot)
+    league_self: float = 1.0
+    """Weight of matches where every seat is the current policy (all seats train)."""
+    league_past: float = 0.0
+    """Weight of matches against past snapshots of the policy (only the learner's seat trains)."""
+    league_baselines: float = 0.0
+    """Weight of matches against the baseline agents in ``baselines`` (only the learner's seat trains)."""
+    baselines: list = field(default_factory=lambda: ["random", "greedy"])
+    """Baseline agent names (``agents.make_agent``) for the league; one is drawn uniformly per match."""
+    snapshot_every: int = 500_000
+    """Add a snapshot of the policy to the league every this many environment steps."""
+    max_snapshots: int = 8
+    """Past snapshots kept in the league (the most recent ones)."""
+
+    # --- checkpoints, logs, evaluation
+    checkpoint_every: int = 1_000_000
+    """Save a resumable checkpoint every this many environment steps (and at the end)."""
+    keep_checkpoints: int = 3
+    """Checkpoints kept in ``checkpoints/`` (older ones are deleted); 0 = keep all."""
+    eval_every: int = 1_000_000
+    """Evaluate against ``eval_opponents`` every this many environment steps; 0 = never during training."""
+    eval_deals: int = 200
+    """Deals per opponent in each periodic evaluation (each deal played once per seat)."""
+    eval_opponents: list = field(default_factory=lambda: ["random", "greedy"])
+    """Agents the periodic and final evaluations play against."""
+    final_eval_deals: int = 500
+    """Deals per opponent in the final evaluation (0 = skip it)."""
+    progress: bool = True
+    """Show a tqdm progress bar."""
+
+    def resolved_run_name(self) -> str:
+        """``run_name`` or ``variant__algo__seed__time``."""
+        if self.run_name:
+            return self.run_name
+        stem = Path(self.variant).stem if self.variant.endswith((".yaml", ".yml")) else self.variant
+        return f"{stem}__{self.algo}__{self.seed}__{int(time.time())}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain YAML-ready fields."""
+        return dataclasses.asdict(self)
+
+
+FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(TrainConfig)}
+_HINTS = typing.get_type_hints(TrainConfig)
+
+
+def field_docs() -> dict[str, str]:
+    """One-line description of every field (from the docstrings under each field above)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(TrainConfig))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs: dict[str, str] = {}
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            docs[node.target.id] = str(nxt.value.value)  # type: ignore[attr-defined]
+    return docs
+
+
+def _allowed() -> str:
+    return ", ".join(FIELDS)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _check(source: str, name: str, value: Any) -> Any:
+    """``value`` as the field's type, range-checked; ``ValueError`` naming the field otherwise."""
+    if name not in FIELDS:
+        raise ValueError(f"{source}: unknown field {name!r}; allowed fields: {_allowed()}")
+    hint = _HINTS[name]
+
+    def fail(allowed: str) -> ValueError:
+        return ValueError(f"{source}: field {name!r} has bad value {value!r}; allowed: {allowed}")
+
+    if hint is bool:
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            value = value.lower() == "true"
+        if not isinstance(value, bool):
+            raise fail("true or false")
+        return value
+    if hint is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        number = _number(value) if isinstance(value, str) else None
+        if number is not None and number.is_integer():
+            value = int(number)  # "2e6" from the command line
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise fail("an integer")
+        if name in _NON_NEGATIVE_INTS and value < 0:
+            raise fail("an integer >= 0")
+        if name in _POSITIVE_INTS and value < 1:
+            raise fail("an integer >= 1")
+        return value
+    if hint is float:
+        if isinstance(value, str):
+            if _number(value) is None:
+                raise fail("a number")
+            value = _number(value)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise fail("a number")
+        value = float(value)
+        if name in _UNIT_INTERVAL and not 0.0 <= value <= 1.0:
+            raise fail("a number in [0, 1]")
+        if name in _POSITIVE_FLOATS and value <= 0:
+            raise fail("a number > 0")
+        if value < 0:
+            raise fail("a number >= 0")
+        return value
+    if hint is str:
+        if not isinstance(value, str):
+            raise fail("text")
+        if name == "algo" and value not in ALGOS:
+            raise fail(", ".join(ALGOS))
+        if name == "device" and not (value in ("auto", "cpu", "cuda") or value.startswith("cuda:")):
+            raise fail("auto, cpu, cuda or cuda:N")
+        if name == "run_name" and ("/" in value or value in (".", "..")):
+            raise fail("a folder name without '/'")
+        return value
+    if hint is list:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
+            raise fail("a list of agent names, e.g. [random, greedy]")
+        return list(value)
+    if hint is dict:
+        if value is None:
+            value = {}
+        if not isinstance(value, Mapping):
+            raise fail("a mapping of variant fields, e.g. {players: 2, cards_per_player: 5}")
+        return dict(value)
+    raise AssertionError(name)  # pragma: no cover - every field type is handled above
+
+
+_POSITIVE_INTS = {
+    "total_timesteps",
+    "num_envs",
+    "num_steps",
+    "hidden_size",
+    "state_layers",
+    "pair_size",
+    "pair_layers",
+    "minibatch_size",
+    "update_epochs",
+    "dmc_epochs",
+    "snapshot_every",
+    "checkpoint_every",
+    "torch_threads",
+}
+_NON_NEGATIVE_INTS = {"seed", "max_snapshots", "keep_checkpoints", "eval_every", "eval_deals", "final_eval_deals"}
+_UNIT_INTERVAL = {"gamma", "gae_lambda", "epsilon"}
+_POSITIVE_FLOATS = {"lr", "adam_eps", "clip_coef"}
+
+
+def config_dir() -> Path:
+    """Folder of the shipped training configs (``configs/train``, installed as ``bigtwo_configs``)."""
+    return Path(str(resources.files("bigtwo_configs") / "train"))
+
+
+def config_names() -> list[str]:
+    """Names of the shipped training configs."""
+    return sorted(p.stem for p in config_dir().glob("*.yaml"))
+
+
+def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
+    text = str(name_or_path)
+    path = config_dir() / f"{text}.yaml" if text in config_names() else Path(text)
+    if not path.is_file():
+        raise ValueError(f"unknown training config {text!r}; allowed: {', '.join(config_names())} or a YAML file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of field: value, got {type(data).__name__}")
+    return data, str(path)
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
+    """``["lr=1e-4", "baselines=[random]"]`` -> ``{"lr": 1e-4, ...}``, values read as YAML."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name:
+            raise ValueError(f"--set expects FIELD=VALUE, got {item!r}; allowed fields: {_allowed()}")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        out[name] = value
+    return out
+
+
+def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConfig | None = None) -> TrainConfig:
+    """A checked ``TrainConfig`` from ``data`` on top of ``base`` (default: the dataclass defaults)."""
+    values = base.to_dict() if base is not None else {}
+    for name, value in data.items():
+        values[name] = _check(source, str(name), value)
+    cfg = TrainConfig(**values)
+    if cfg.league_self + cfg.league_past + cfg.league_baselines <= 0:
+        raise ValueError(f"{source}: league_self + league_past + league_baselines must be > 0")
+    if cfg.league_baselines > 0 and not cfg.baselines:
+        raise ValueError(f"{source}: field 'baselines' is empty but league_baselines > 0")
+    return cfg
+
+
+def load_config(
+    name_or_path: str | Path = "default",
+    overrides: Iterable[str] | Mapping[str, Any] = (),
+    base: TrainConfig | None = None,
+) -> TrainConfig:
+    """The config file ``name_or_path`` (a shipped name or a path) with ``overrides`` applied
+    (``FIELD=VALUE`` strings or a mapping). With ``base`` (e.g. a resumed run's config) the file is
+    skipped and the overrides apply to ``base``."""
+    if base is None:
+        data, source = _read(name_or_path)
+        cfg = make_config(data, source)
+    else:
+        cfg = base
+    extra = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides)
+    return make_config(extra, "--set", base=cfg) if extra else cfg
+
+
+def to_yaml(cfg: TrainConfig, header: str = "") -> str:
+    """``cfg`` as a YAML file with every field's description as a comment above it."""
+    docs = field_docs()
+    lines = [f"# {line}".rstrip() for line in header.splitlines()] if header else []
+    for name, value in cfg.to_dict().items():
+        lines.append(f"# {docs.get(name, '')}")
+        text = yaml.safe_dump({name: value}, default_flow_style=True, width=1000).strip()
+        lines.append(text[1:-1] if text.startswith("{") else text)
+    return "\n".join(lines) + "\n"

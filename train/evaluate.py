@@ -1,0 +1,113 @@
+"""Evaluation of a trained agent: duplicate-deal tournaments against baseline agents.
+
+For each opponent the table is the trained agent at one seat and ``players - 1`` copies of the
+opponent (``agents.tournament.run_tournament``): every deal is played once per rotation, so
+the trained agent holds every seat's cards once per deal and luck largely cancels. Reported
+per opponent: the trained agent's mean payoff per game with its 95% interval over deals, its
+win rate, and the same for the opponent copies; ``beats`` is true when the trained agent's
+interval lies wholly above every opponent copy's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agents.base import Agent
+from agents.tournament import TournamentResult, run_tournament
+from bigtwo_env.variant import Variant
+
+from .league import make_baseline
+
+
+@dataclass
+class Evaluation:
+    """One opponent's result (payoffs per game, as the variant scores them)."""
+
+    opponent: str
+    mean_payoff: float
+    ci_low: float
+    ci_high: float
+    win_rate: float
+    opponent_mean_payoff: float
+    opponent_ci_high: float
+    opponent_win_rate: float
+    result: TournamentResult
+
+    @property
+    def beats(self) -> bool:
+        """The agent's 95% interval lies above every opponent copy's."""
+        return self.ci_low > self.opponent_ci_high
+
+    def scalars(self) -> dict[str, float]:
+        """What TensorBoard gets under ``eval/<opponent>/``."""
+        return {
+            "mean_payoff": self.mean_payoff,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "win_rate": self.win_rate,
+            "opponent_mean_payoff": self.opponent_mean_payoff,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (the tournament's own dict included)."""
+        out = {k: v for k, v in self.__dict__.items() if k != "result"}
+        out["beats"] = self.beats
+        out["tournament"] = self.result.to_dict()
+        return out
+
+
+def evaluate(
+    agent: Agent | str,
+    variant: Variant,
+    opponents: list[str],
+    deals: int,
+    seed: int,
+    workers: int = 1,
+    progress: bool = False,
+) -> dict[str, Evaluation]:
+    """Duplicate tournaments of ``agent`` (an ``Agent``, or a checkpoint path) against each
+    opponent; ``Agent`` objects play in this process (``workers`` 1)."""
+    results: dict[str, Evaluation] = {}
+    for i, name in enumerate(opponents):
+        if isinstance(agent, Agent):
+            others: list[Agent | str] = [
+                make_baseline(name, variant, seed=seed + 101 * (i + 1) + s) for s in range(1, variant.players)
+            ]
+            entries: list[Agent | str] = [agent, *others]
+            workers = 1
+        else:
+            entries = [agent] + [name] * (variant.players - 1)
+        res = run_tournament(variant, entries, deals=deals, seed=seed + i, workers=workers, progress=progress)
+        me, opp = res.stats[0], res.stats[1:]
+        results[name] = Evaluation(
+            opponent=name,
+            mean_payoff=me.mean_payoff,
+            ci_low=me.ci95[0],
+            ci_high=me.ci95[1],
+            win_rate=me.win_rate,
+            opponent_mean_payoff=sum(s.mean_payoff for s in opp) / len(opp),
+            opponent_ci_high=max(s.ci95[1] for s in opp),
+            opponent_win_rate=sum(s.win_rate for s in opp) / len(opp),
+            result=res,
+        )
+    return results
+
+
+def format_table(evals: dict[str, Evaluation], agent_name: str = "trained") -> str:
+    """The evaluations as one aligned table."""
+    lines = [
+        f"{'opponent':<12} {'deals':>6} {agent_name + ' payoff/game':>22} {'95% CI':>18} {'win':>6}   "
+        f"{'opponent payoff/game':>20} {'win':>6}  beats?",
+    ]
+    for name, e in evals.items():
+        lines.append(
+            f"{name:<12} {e.result.deals:>6} {e.mean_payoff:>+22.3f} [{e.ci_low:+.3f}, {e.ci_high:+.3f}] "
+            f"{100 * e.win_rate:>5.1f}%   {e.opponent_mean_payoff:>+20.3f} {100 * e.opponent_win_rate:>5.1f}%  "
+            f"{'yes' if e.beats else 'no'}"
+        )
+    lines.append(
+        "Each deal is played once per seat rotation: 1 trained seat vs players-1 opponent copies; "
+        "CI: mean ± 1.96 sd/sqrt(deals)."
+    )
+    return "\n".join(lines)

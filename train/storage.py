@@ -1,0 +1,203 @@
+"""Rollout storage: the learner's decisions, linked per (match slot, seat), with their rewards.
+
+In self-play on the vector env every step is one decision of one seat in each match, and a
+seat's rewards arrive only when a game ends (on another seat's step, usually). So a seat's
+trajectory is its own decision sequence: decision ``d`` of seat ``s`` in slot ``e`` is followed by
+``next[d]``, the next decision of that same seat in that slot; ``reward[d]`` is everything the
+seat received between ``d`` and ``next[d]``; ``done[d]`` marks the seat's last decision of an
+episode (a match; with ``SAME_STEP`` autoreset the match that ended and the one that started in
+the same step are never linked, since ``credit`` clears the links of the ended slots).
+
+A decision is *finished* once its successor or its episode's end is known. PPO trains on the
+finished ones and bootstraps from the value of ``next[d]``, which may still be unfinished (the
+rollout ended before that seat acted again): such tail decisions are carried to the next
+rollout (``compact``), exactly as a rollout's last observation is the next rollout's first.
+Deep Monte-Carlo needs each decision's whole return, so it carries every decision whose
+episode has not ended yet.
+
+>>> import numpy as np
+>>> store = DecisionStore(num_envs=1, players=2, obs_size=3)
+>>> for seat in (0, 1, 0):
+...     _ = store.record(np.array([0]), np.array([seat]), np.zeros((1, 3)), np.array([[0]]), np.array([1]),
+...                      np.array([0]), np.zeros(1), np.zeros(1))
+>>> store.credit(np.array([[-2.0, 0.0]]), np.array([True]))
+>>> store.next[:3].tolist(), store.reward[:3].tolist(), store.done[:3].tolist()
+([2, -1, -1], [0.0, 0.0, -2.0], [False, True, True])
+>>> ret, ok = mc_returns(store.reward[:3], store.done[:3], store.next[:3])
+>>> ret.tolist(), ok.tolist()
+([-2.0, 0.0, -2.0], [True, True, True])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+FIELDS = ("obs", "legal", "counts", "env", "seat", "pick", "logprob", "value", "reward", "done", "next")
+
+
+class DecisionStore:
+    """Growable arrays of decisions; see the module docstring. ``size`` rows are in use."""
+
+    def __init__(self, num_envs: int, players: int, obs_size: int, capacity: int = 4096, width: int = 8) -> None:
+        self.num_envs, self.players, self.obs_size = num_envs, players, obs_size
+        self.size = 0
+        self.last = np.full((num_envs, players), -1, np.int64)  # pending decision per (slot, seat)
+        self._alloc(capacity, width)
+
+    def _alloc(self, capacity: int, width: int) -> None:
+        self.obs = np.zeros((capacity, self.obs_size), np.float32)
+        self.legal = np.zeros((capacity, width), np.int32)
+        self.counts = np.zeros(capacity, np.int32)
+        self.env = np.zeros(capacity, np.int32)
+        self.seat = np.zeros(capacity, np.int8)
+        self.pick = np.zeros(capacity, np.int32)  # position of the play in its legal list
+        self.logprob = np.zeros(capacity, np.float32)
+        self.value = np.zeros(capacity, np.float32)
+        self.reward = np.zeros(capacity, np.float32)
+        self.done = np.zeros(capacity, bool)
+        self.next = np.full(capacity, -1, np.int64)
+
+    def _grow(self, rows: int, width: int) -> None:
+        cap, w = self.obs.shape[0], self.legal.shape[1]
+        if self.size + rows <= cap and width <= w:
+            return
+        old = {name: getattr(self, name)[: self.size] for name in FIELDS}
+        new_cap = max(cap, 16)
+        while new_cap < self.size + rows:
+            new_cap *= 2
+        self._alloc(new_cap, max(w, width))
+        for name, arr in old.items():
+            if name == "legal":
+                self.legal[: self.size, : arr.shape[1]] = arr
+            else:
+                getattr(self, name)[: self.size] = arr
+
+    def record(
+        self,
+        env: np.ndarray,
+        seat: np.ndarray,
+        obs: np.ndarray,
+        legal: np.ndarray,
+        counts: np.ndarray,
+        pick: np.ndarray,
+        logprob: np.ndarray,
+        value: np.ndarray,
+    ) -> np.ndarray:
+        """Add one decision per row (slots ``env``, seats ``seat``); returns their indices and links
+        each to the previous pending decision of its (slot, seat)."""
+        k = len(env)
+        width = max(int(counts.max()) if k else 1, 1)
+        self._grow(k, width)
+        idx = np.arange(self.size, self.size + k)
+        self.obs[idx] = obs
+        self.legal[idx] = 0
+        self.legal[idx, :width] = legal[:, :width]
+        self.counts[idx] = counts
+        self.env[idx] = env
+        self.seat[idx] = seat
+        self.pick[idx] = pick
+        self.logprob[idx] = logprob
+        self.value[idx] = value
+        self.reward[idx] = 0.0
+        self.done[idx] = False
+        self.next[idx] = -1
+        prev = self.last[env, seat]
+        linked = prev >= 0
+        self.next[prev[linked]] = idx[linked]
+        self.last[env, seat] = idx
+        self.size += k
+        return idx
+
+    def credit(self, rewards: np.ndarray, ended: np.ndarray) -> None:
+        """After a step: add ``rewards (N, P)`` to each seat's pending decision; where ``ended``
+        (N,) the episode is over, so mark those decisions done and clear the slot's links."""
+        pending = self.last >= 0
+        self.reward[self.last[pending]] += rewards[pending].astype(np.float32)
+        closing = pending & ended[:, None]
+        self.done[self.last[closing]] = True
+        self.last[ended] = -1
+
+    def clear_slots(self, slots: np.ndarray) -> None:
+        """Forget the pending links of ``slots`` (their decisions stay, unfinished)."""
+        self.last[slots] = -1
+
+    def compact(self, keep: np.ndarray) -> None:
+        """Keep only the decisions where ``keep`` (size,) is true, in order (links remapped).
+        Every kept decision's successor must be kept too (true for unfinished ones)."""
+        keep = np.asarray(keep, bool)
+        new_index = np.cumsum(keep) - 1
+        n = int(keep.sum())
+        for name in FIELDS:
+            arr = getattr(self, name)
+            arr[:n] = arr[: self.size][keep]
+        nxt = self.next[:n]
+        self.next[:n] = np.where(nxt >= 0, new_index[np.maximum(nxt, 0)], -1)
+        self.last = np.where(self.last >= 0, new_index[np.maximum(self.last, 0)], -1)
+        self.size = n
+
+    def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows ``idx`` as arrays, the legal lists cut to the batch's widest."""
+        counts = self.counts[idx]
+        width = max(int(counts.max()), 1)
+        return {
+            "obs": self.obs[idx],
+            "legal": self.legal[idx, :width],
+            "counts": counts,
+            "pick": self.pick[idx],
+            "logprob": self.logprob[idx],
+            "value": self.value[idx],
+        }
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """The rows in use and the pending links (for checkpoints)."""
+        out = {name: getattr(self, name)[: self.size].copy() for name in FIELDS}
+        out["last"] = self.last.copy()
+        return out
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        """Restore what ``state_dict`` saved."""
+        n = len(state["counts"])
+        width = max(state["legal"].shape[1] if n else 1, 1)
+        self.size = 0
+        self._alloc(max(n, 16), width)
+        for name in FIELDS:
+            getattr(self, name)[:n] = state[name] if name != "legal" else 0
+        self.legal[:n, : state["legal"].shape[1]] = state["legal"]
+        self.last = state["last"].astype(np.int64).copy()
+        self.size = n
+
+
+@njit(cache=True)
+def gae(reward, done, nxt, value, gamma, lam):
+    """Advantages and returns over linked decisions (``nxt[d] > d``); ``ok[d]``: ``d`` is finished.
+    A finished decision whose successor is unfinished bootstraps from that successor's value."""
+    n = reward.shape[0]
+    adv = np.zeros(n, np.float32)
+    ok = np.zeros(n, np.bool_)
+    for d in range(n - 1, -1, -1):
+        if done[d]:
+            adv[d] = reward[d] - value[d]
+            ok[d] = True
+        elif nxt[d] >= 0:
+            j = nxt[d]
+            delta = reward[d] + gamma * value[j] - value[d]
+            adv[d] = delta + (gamma * lam * adv[j] if ok[j] else 0.0)
+            ok[d] = True
+    return adv, adv + value, ok
+
+
+@njit(cache=True)
+def mc_returns(reward, done, nxt):
+    """Undiscounted return to the episode's end of each decision; ``ok[d]``: that end is known."""
+    n = reward.shape[0]
+    ret = np.zeros(n, np.float32)
+    ok = np.zeros(n, np.bool_)
+    for d in range(n - 1, -1, -1):
+        if done[d]:
+            ret[d] = reward[d]
+            ok[d] = True
+        elif nxt[d] >= 0 and ok[nxt[d]]:
+            ret[d] = reward[d] + ret[nxt[d]]
+            ok[d] = True
+    return ret, ok
