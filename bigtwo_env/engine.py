@@ -432,7 +432,8 @@ class Engine:
 
     def legal_actions(self) -> tuple[np.ndarray, np.ndarray]:
         """Legal ids of each game's seat to act, sorted: ``(ids (N, L) int32, counts (N,))``.
-        Row ``g`` is valid up to ``counts[g]``; ``L`` is the batch's largest count."""
+        Row ``g`` is valid up to ``counts[g]``; ``L`` is the batch's largest count. Both are views
+        of the engine's state, overwritten by the next step: copy what you keep."""
         S = self.state
         width = max(int(S.legal_n.max()), 1)
         return S.legal[:, :width], S.legal_n

@@ -219,6 +219,16 @@ class Game:
                 self._plays = []
         return result
 
+    def play_agent(self, agent: Any) -> list[str]:
+        """Let ``agent`` (the ``agents`` interface: ``act(obs, legal_ids, legal_counts)``) choose
+        and play for the seat to act; returns the cards it played (``[]`` for a pass)."""
+        if self.is_over:
+            raise ValueError("the match is over; call reset() to start a new one")
+        ids, counts = self.engine.legal_actions()
+        action = int(agent.act(self.engine.observe(), ids, counts)[0])
+        self.play_action(action)
+        return self._action_texts(action)
+
     def is_legal(self, action: int) -> bool:
         """Whether action id ``action`` is legal for the seat to act."""
         S = self.engine.state
