@@ -219,3 +219,20 @@ def test_play_action_checks_the_id() -> None:
     assert same(before, snapshot(g))
     g.play_action(g.encode("3C"))
     assert g.history == [(0, ["3C"])]
+
+
+def test_play_agent_plays_a_whole_game() -> None:
+    from agents.base import RandomAgent
+
+    game = Game("taiwan", seed=3)
+    agent = RandomAgent(game.variant, seed=0)
+    moves = 0
+    while not game.is_over:
+        seat = game.current_player
+        before = len(game.hands[seat])
+        played = game.play_agent(agent)
+        assert len(game.hands[seat]) == before - len(played)
+        moves += 1
+    assert game.winner is not None and moves == len(game.history)
+    with pytest.raises(ValueError, match="over"):
+        game.play_agent(agent)
