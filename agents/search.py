@@ -1,0 +1,206 @@
+"""Determinized Monte-Carlo search: sample the hidden hands, try each candidate play, roll every
+sample out to the end of the game with the heuristic, keep the play with the best mean payoff.
+
+Per move (for a seat with more than one legal play):
+
+1. **Candidates.** The heuristic scores every legal play; the ``top_k`` best are kept, and pass
+   when it is legal. A play that ends the game is taken at once.
+2. **Determinization.** The unseen cards are all 52 less the own hand and every card played
+   this game. Each sample deals them at random to the opponents, each getting exactly the
+   number of cards it holds (read from the observation); whatever is left over stayed undealt
+   (three players, two players with 13 cards, or any deal of fewer than 52 cards).
+3. **Rollouts.** One batched ``Engine`` holds ``samples x candidates`` copies of the position
+   (``Engine.set_position``, the observer as seat 0, the other seats relative to it); each copy
+   plays its candidate, then every seat plays the heuristic in lockstep until every copy's game
+   is over. Each candidate is tried on the same samples, so they are compared on equal deals.
+4. **Choice.** The candidate with the highest mean payoff for the observer's seat; ties go to
+   the heuristic's order.
+
+Budget: ``simulations`` rollouts per move in all (split evenly over the candidates), or
+``seconds`` of search per move (batches are run until the time is spent; at least one). With
+neither, ``DEFAULT_SIMULATIONS``. Searching only reads the observation and the legal list: the
+hidden hands are sampled, never peeked. Under the last-card ``liability`` rule the engine
+flags breaches inside rollouts, so a breach is scored by its consequences; breaches made before
+the searched move are not in the observation and are taken to be none. Only the current game
+is rolled out (a match's later games and its scores are not).
+
+>>> from bigtwo_env.engine import Engine
+>>> eng = Engine("taiwan", num_games=1, seed=3)
+>>> agent = SearchAgent(eng.variant, seed=0, simulations=24)
+>>> ids, n = eng.legal_actions()
+>>> int(agent.act(eng.observe(), ids, n)[0]) in ids[0, :n[0]].tolist()
+True
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from bigtwo_env.engine import Engine
+from bigtwo_env.observation import decode_observation
+from bigtwo_env.variant import Variant
+
+from . import heuristic as H
+from .base import Agent
+
+DEFAULT_SIMULATIONS = 1000
+DEFAULT_TOP_K = 5
+ROWS_PER_BATCH = 192  # rollouts stepped together in one engine
+MAX_ROLLOUT_STEPS = 5000  # a guard: every game ends long before this
+
+_BITS = np.uint64(1) << np.arange(52, dtype=np.uint64)
+
+
+def _mask(bits: np.ndarray) -> np.uint64:
+    return np.bitwise_or.reduce(_BITS[np.asarray(bits, dtype=bool)], initial=np.uint64(0))
+
+
+class SearchAgent(Agent):
+    """Determinized Monte-Carlo search over the heuristic's top plays (see the module docstring).
+
+    ``simulations``: rollouts per move in all; ``seconds``: time per move instead; ``top_k``:
+    candidates kept (pass is added when legal); ``weights``: the heuristic's weights."""
+
+    name = "search"
+
+    def __init__(
+        self,
+        variant: Variant,
+        seed: int | None = None,
+        simulations: int | None = None,
+        seconds: float | None = None,
+        top_k: int = DEFAULT_TOP_K,
+        weights: np.ndarray | None = None,
+    ) -> None:
+        super().__init__(variant, seed)
+        if simulations is not None and (not isinstance(simulations, (int, np.integer)) or simulations < 1):
+            raise ValueError(f"simulations must be a positive integer, got {simulations!r}")
+        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
+            raise ValueError(f"seconds must be a positive number, got {seconds!r}")
+        if not isinstance(top_k, (int, np.integer)) or top_k < 1:
+            raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
+        if simulations is None and seconds is None:
+            simulations = DEFAULT_SIMULATIONS
+        self.simulations = simulations
+        self.seconds = seconds
+        self.top_k = int(top_k)
+        self.heuristic = H.HeuristicAgent(variant, weights=weights)
+        self.ctx = self.heuristic.ctx
+        # rollouts end with the current game: one game per match, no match target
+        self.sim_variant = (
+            variant if variant.games == 1 and variant.target_score == 0 else variant.replace(games=1, target_score=0)
+        )
+        self._engines: dict[int, tuple[Engine, np.ndarray, np.ndarray]] = {}
+        self.stats = {"moves": 0, "searched": 0, "rollouts": 0, "seconds": 0.0}
+        self.last_values: dict[int, float] = {}  # mean payoff of each candidate in the last search
+
+    # ------------------------------------------------------------ acting
+
+    def act(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
+        start = time.perf_counter()
+        ids = np.asarray(legal_ids)
+        counts = np.asarray(legal_counts)
+        scores = self.heuristic.scores(obs, ids, counts)
+        out = np.full(len(counts), -1, dtype=np.int64)
+        for g in range(len(counts)):
+            n = int(counts[g])
+            if n <= 0:
+                continue
+            row_ids = ids[g, :n].astype(np.int64)
+            order = np.argsort(-scores[g, :n], kind="stable")
+            out[g] = row_ids[order[0]]
+            if n == 1 or scores[g, order[0]] >= H.BIG / 2:
+                continue
+            cands = list(row_ids[order[: self.top_k]])
+            if row_ids[0] == 0 and 0 not in cands:
+                cands.append(0)
+            if len(cands) > 1:
+                out[g] = self._search(np.asarray(obs[g]), np.array(cands, dtype=np.int64))
+                self.stats["searched"] += 1
+        self.stats["moves"] += len(counts)
+        self.stats["seconds"] += time.perf_counter() - start
+        return out
+
+    def _engine(self, rows: int) -> tuple[Engine, np.ndarray, np.ndarray]:
+        if rows not in self._engines:
+            eng = Engine(self.sim_variant, num_games=rows, seed=0)
+            self._engines[rows] = (eng, np.empty(rows, np.int64), np.zeros((rows, eng.state.legal.shape[1])))
+        return self._engines[rows]
+
+    def _search(self, row: np.ndarray, cands: np.ndarray) -> int:
+        """The candidate with the best mean rollout payoff from the position in ``row``."""
+        P, cpp, T = self.variant.players, self.variant.cards_per_player, self.table
+        d = decode_observation(row, P)
+        hand = _mask(d["hand"])
+        played = np.array([_mask(d["played"][k]) for k in range(P)], dtype=np.uint64)
+        left = np.rint(d["cards_left_fraction"] * cpp).astype(np.int64)
+        table = 0
+        if not d["leading"]:
+            table = int(H._lookup(_mask(d["table"]), T.hash_keys, T.hash_ids, T.hash_bits))
+        table_seat = int(d["table_seat"]) if table else -1
+        passes = int(d["passes"]) if table else 0
+        opening = int(np.argmax(d["opening_card"])) if d["opening_card"].any() else -1
+        seen = hand | np.bitwise_or.reduce(played)
+        unseen = np.flatnonzero((~seen & H.FULL) & _BITS)
+        need = int(left[1:].sum())
+        if need > len(unseen):  # cannot happen with a consistent observation
+            raise ValueError(f"observation holds {need} opponents' cards but only {len(unseen)} are unseen")
+
+        C = len(cands)
+        per_batch = max(1, ROWS_PER_BATCH // C)
+        if self.seconds is None:
+            total = max(1, -(-int(self.simulations) // C))  # samples, rounded up
+        sums = np.zeros(C)
+        done = 0
+        t0 = time.perf_counter()
+        while True:
+            s_b = per_batch if self.seconds is not None else min(per_batch, total - done)
+            keys = self.rng.random((s_b, len(unseen)))
+            dealt = unseen[np.argsort(keys, axis=1)]
+            hands = np.zeros((s_b, P), dtype=np.uint64)
+            hands[:, 0] = hand
+            off = 0
+            for k in range(1, P):
+                seg = dealt[:, off : off + left[k]]
+                hands[:, k] = np.bitwise_or.reduce(_BITS[seg], axis=1)
+                off += left[k]
+            sums += (
+                self._rollout(
+                    np.repeat(hands, C, axis=0), np.tile(cands, s_b), played, table, table_seat, passes, opening
+                )
+                .reshape(s_b, C)
+                .sum(0)
+            )
+            done += s_b
+            if self.seconds is None:
+                if done >= total:
+                    break
+            else:
+                spent = time.perf_counter() - t0
+                if spent + spent / done * s_b > self.seconds:
+                    break
+        self.stats["rollouts"] += done * C
+        means = sums / done
+        self.last_values = {int(a): float(v) for a, v in zip(cands, means, strict=True)}
+        return int(cands[int(np.argmax(means))])
+
+    def _rollout(self, hands, actions, played, table, table_seat, passes, opening) -> np.ndarray:
+        """Payoff of seat 0 in each row after playing ``actions`` and the heuristic to the end."""
+        rows = len(actions)
+        eng, out, scores = self._engine(rows)
+        eng.set_position(slice(None), hands, played, 0, table, table_seat, passes, opening)
+        payoff = np.zeros(rows)
+        res = eng.step(actions)
+        payoff[res.game_over] += res.payoffs[res.game_over, 0]
+        c = self.ctx
+        for _ in range(MAX_ROLLOUT_STEPS):
+            if eng.over.all():
+                break
+            H.act_state(
+                eng.rules, eng.state, c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, False, out, scores
+            )
+            res = eng.step(out)
+            payoff[res.game_over] += res.payoffs[res.game_over, 0]
+        return payoff

@@ -1,0 +1,289 @@
+"""Baseline agents: legal play everywhere, greedy's choice, the heuristic's last-card duties,
+``make_agent`` and checkpoint loading, seeds, and ``Engine.set_position``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents import GreedyAgent, HeuristicAgent, RandomAgent, SearchAgent, make_agent
+from agents.checkpoint import load_agent, register_loader, unregister_loader
+from bigtwo_env import load_variant, variant_names
+from bigtwo_env.cards import cards_to_mask, parse_cards
+from bigtwo_env.engine import Engine
+
+NAMED = ["hong-kong", "taiwan", "japan", "online-cn", "pusoy-dos"]
+
+
+def mask(text: str) -> np.uint64:
+    return np.uint64(cards_to_mask(parse_cards(text)))
+
+
+def play_games(eng: Engine, seats: list, max_steps: int = 2000) -> np.ndarray:
+    """Play every game of ``eng`` to its end, each seat's agent acting for the games where that
+    seat is to act (the engine raises on an illegal play). Returns each seat's wins."""
+    wins = np.zeros(eng.players, dtype=np.int64)
+    for _ in range(max_steps):
+        if eng.over.all():
+            return wins
+        ids, counts = eng.legal_actions()
+        obs = eng.observe()
+        acts = np.full(eng.num_games, -1, dtype=np.int64)
+        for s, agent in enumerate(seats):
+            rows = np.flatnonzero(eng.current == s)
+            if len(rows):
+                acts[rows] = agent.act(obs[rows], ids[rows], counts[rows])
+        res = eng.step(acts)
+        for g in np.flatnonzero(res.game_over):
+            wins[res.winner[g]] += 1
+    raise AssertionError("games did not end")
+
+
+def test_named_variants_are_the_ones_covered():
+    assert set(NAMED) <= set(variant_names())
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("name", NAMED)
+def test_every_agent_plays_only_legal_moves(name, players):
+    variant = load_variant(name, players=players)
+    kinds = ["random", "greedy", "heuristic", "search:simulations=6,top_k=2"]
+    # rotate so that over the player counts every agent sits at several seats
+    seats = [make_agent(kinds[(players + i) % 4], variant, seed=i) for i in range(players)]
+    eng = Engine(variant, num_games=3, seed=100 * players)
+    wins = play_games(eng, seats)
+    assert wins.sum() == 3
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"name": "japan", "players": 2, "cards_per_player": 26},
+        {"name": "japan", "pair_chain": True},
+        {"name": "online-cn", "last_card_rule": "enforce", "players": 3},
+        {"name": "taiwan", "games": 2, "penalty_multiplier_for_twos": 2},
+    ],
+    ids=["japan-2x26", "japan-pair-chain", "cn-enforce", "taiwan-match"],
+)
+def test_heuristic_and_search_on_options(overrides):
+    overrides = dict(overrides)
+    variant = load_variant(overrides.pop("name"), **overrides)
+    seats = [HeuristicAgent(variant)] * variant.players
+    seats[0] = SearchAgent(variant, seed=0, simulations=4, top_k=2)
+    play_games(Engine(variant, num_games=2, seed=7), seats)
+
+
+def test_greedy_plays_the_lowest_play():
+    variant = load_variant("taiwan")
+    eng = Engine(variant, num_games=16, seed=3)
+    agent = GreedyAgent(variant)
+    for _ in range(40):
+        if eng.over.all():
+            break
+        ids, counts = eng.legal_actions()
+        acts = agent.act(eng.observe(), ids, counts)
+        for g in range(eng.num_games):
+            row = ids[g, : counts[g]].tolist()
+            if not row:
+                assert acts[g] == -1
+                continue
+            plays = [a for a in row if a != 0]
+            assert acts[g] == (min(plays) if plays else 0)
+        eng.step(acts)
+
+
+def test_greedy_never_passes_when_it_can_play():
+    ids = np.array([[0, 5, 9], [0, 0, 0], [3, 4, 0]], dtype=np.int32)
+    counts = np.array([3, 1, 2])
+    acts = GreedyAgent(load_variant("taiwan")).act(np.zeros((3, 402), np.float32), ids, counts)
+    assert acts.tolist() == [5, 0, 3]
+
+
+# ---------------------------------------------------------------- last-card rule
+
+
+@pytest.mark.parametrize(
+    "hands, table, table_seat, allowed",
+    [
+        # leading, next seat holds one card, a pair exists: lead two or more cards
+        (["3D 4C 4H 9S KD", "QS", "5D 6D 7D", "8C 8D 10H"], None, -1, lambda cards: len(cards) >= 2),
+        # leading, only singles: the highest single
+        (["3D 5C 9H KS", "QS", "5D 6D 7D", "8C 8D 10H"], None, -1, lambda cards: cards == ["KS"]),
+        # answering a single: pass or the highest card
+        (["3D 5C 9H KS", "QS", "6D 7D 2C", "8C 8D 10H"], "4D", 3, lambda cards: cards in ([], ["KS"])),
+    ],
+    ids=["lead-multi", "lead-highest", "answer-highest"],
+)
+def test_heuristic_obeys_the_last_card_rule_under_liability(hands, table, table_seat, allowed):
+    variant = load_variant("online-cn", two_ends_trick=False)
+    eng = Engine(variant, num_games=1, seed=0)
+    t = eng.table.encode(table) if table else 0
+    eng.set_position(0, np.array([mask(h) for h in hands]), current=0, table_action=t, table_seat=table_seat)
+    assert eng.state.duty[0] != 0  # the position does carry a last-card duty
+    ids, counts = eng.legal_actions()
+    assert counts[0] > 2  # liability: the list is not filtered
+    act = HeuristicAgent(variant).act(eng.observe(), ids, counts)
+    cards = [str(c) for c in eng.table.decode(int(act[0]))]
+    assert allowed(cards), cards
+    eng.step(act)
+    assert not eng.state.breach.any()
+
+
+def test_heuristic_presses_a_player_about_to_go_out():
+    # taiwan (no last-card rule): seat 1 holds one card; a single lead would let it out
+    variant = load_variant("taiwan")
+    eng = Engine(variant, num_games=1, seed=0)
+    hands = np.array([mask("3D 4C 4H 9S"), mask("AS"), mask("5D 6D 7D 8H"), mask("8C 8D 10H 2S")])
+    eng.set_position(0, hands, current=0)
+    ids, counts = eng.legal_actions()
+    act = HeuristicAgent(variant).act(eng.observe(), ids, counts)
+    assert [str(c) for c in eng.table.decode(int(act[0]))] == ["4C", "4H"]
+
+
+# ---------------------------------------------------------------- make_agent and checkpoints
+
+
+def test_make_agent_builds_every_name():
+    variant = load_variant("taiwan")
+    for name, cls in agents.AGENTS.items():
+        assert type(make_agent(name, variant, seed=1)) is cls
+    search = make_agent("search", "taiwan", simulations=12, top_k=3)
+    assert (search.simulations, search.top_k) == (12, 3)
+    assert make_agent("search:seconds=0.05", variant).seconds == 0.05
+
+
+def test_make_agent_errors_are_clear(tmp_path):
+    variant = load_variant("taiwan")
+    with pytest.raises(ValueError, match="unknown agent 'alphago'; allowed: random, greedy, heuristic, search"):
+        make_agent("alphago", variant)
+    with pytest.raises(ValueError, match="does not take option"):
+        make_agent("greedy", variant, simulations=3)
+    with pytest.raises(ValueError, match="key=value"):
+        make_agent("search:simulations", variant)
+    with pytest.raises(ValueError, match="simulations must be a positive integer"):
+        make_agent("search", variant, simulations=0)
+    with pytest.raises(ValueError, match="does not exist"):
+        make_agent(str(tmp_path / "missing.pt"), variant)
+    odd = tmp_path / "weights.bin"
+    odd.write_bytes(b"\0")
+    with pytest.raises(ValueError, match="not a checkpoint any loader knows"):
+        make_agent(str(odd), variant)
+    with pytest.raises(ValueError, match="not a file"):
+        load_agent(tmp_path, variant)
+
+
+def test_checkpoint_loader_registry(tmp_path):
+    variant = load_variant("taiwan")
+    path = tmp_path / "model.toy"
+    path.write_text("toy")
+    seen = {}
+
+    def loader(p, var, seed, **options):
+        seen.update(path=p, variant=var.name, seed=seed, options=options)
+        return GreedyAgent(var, seed=seed)
+
+    register_loader(".toy", loader)
+    try:
+        agent = make_agent(str(path), variant, seed=5, temperature=2)
+        assert isinstance(agent, GreedyAgent)
+        assert seen == {"path": str(path), "variant": "taiwan", "seed": 5, "options": {"temperature": 2}}
+    finally:
+        unregister_loader(".toy")
+    with pytest.raises(ValueError, match="not a checkpoint"):
+        load_agent(path, variant)
+
+
+def test_a_pt_file_that_is_no_checkpoint_is_a_value_error(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_text("not a torch file")
+    with pytest.raises(ValueError):
+        make_agent(str(bad), "taiwan")
+
+
+# ---------------------------------------------------------------- seeds
+
+
+def _decisions(agent_factory, seed: int, steps: int = 30) -> list[int]:
+    variant = load_variant("taiwan")
+    eng = Engine(variant, num_games=4, seed=seed)
+    agent = agent_factory(variant)
+    out: list[int] = []
+    for _ in range(steps):
+        if eng.over.all():
+            break
+        ids, counts = eng.legal_actions()
+        acts = agent.act(eng.observe(), ids, counts)
+        acts[eng.over] = -1
+        out += acts.tolist()
+        eng.step(acts)
+    return out
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        lambda v: RandomAgent(v, seed=11),
+        lambda v: HeuristicAgent(v),
+        lambda v: SearchAgent(v, seed=11, simulations=6, top_k=2),
+    ],
+    ids=["random", "heuristic", "search"],
+)
+def test_same_seed_same_play(factory):
+    assert _decisions(factory, 21, steps=12) == _decisions(factory, 21, steps=12)
+
+
+def test_search_seed_changes_its_samples():
+    v = load_variant("taiwan")
+    a, b = SearchAgent(v, seed=1, simulations=8), SearchAgent(v, seed=2, simulations=8)
+    assert a.rng.random() != b.rng.random()
+
+
+# ---------------------------------------------------------------- Engine.set_position
+
+
+def test_set_position_loads_a_position_and_refreshes_legal_plays():
+    variant = load_variant("taiwan")
+    eng = Engine(variant, num_games=3, seed=0)
+    before = eng.state.hands[[0, 2]].copy()
+    hands = np.array([mask("5D 5H 9C"), mask("6C 7C"), mask("KD"), mask("2S 3S")])
+    played = np.array([mask("3C"), 0, 0, 0], dtype=np.uint64)
+    eng.set_position(1, hands, played, current=0, table_action=eng.table.encode("4D"), table_seat=3, passes=0)
+    S = eng.state
+    assert S.counts[1].tolist() == [3, 2, 1, 2]
+    ids, counts = eng.legal_actions()
+    legal = {tuple(str(c) for c in eng.table.decode(int(a))) for a in ids[1, : counts[1]]}
+    assert legal == {(), ("5D",), ("5H",), ("9C",)}
+    assert (S.hands[[0, 2]] == before).all()  # the other games are untouched
+    eng.step(np.array([-1, eng.table.encode("9C"), -1]))
+    assert S.current[1] == 1 and S.counts[1, 0] == 2
+
+
+def test_set_position_leading_with_an_opening_card():
+    eng = Engine("taiwan", num_games=2, seed=0)
+    hands = np.array([mask("3C 3D 9H"), mask("4C 4D"), mask("KD"), mask("2S 3S")])
+    eng.set_position(slice(None), hands, current=0, opening=parse_cards("3C")[0])
+    ids, counts = eng.legal_actions()
+    for g in range(2):
+        for a in ids[g, : counts[g]]:
+            assert "3C" in [str(c) for c in eng.table.decode(int(a))]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"hands": [mask("3C"), mask("3C"), mask("4D"), mask("5D")]}, "also held or played"),
+        ({"hands": [mask("3C"), 0, mask("4D"), mask("5D")]}, "every seat must hold a card"),
+        ({"current": 4}, "current must be a seat"),
+        ({"table_action": 5, "table_seat": -1}, "table_seat must name"),
+        ({"table_action": 5, "table_seat": 0, "current": 0}, "answering its own play"),
+        ({"opening": 51}, "must hold the opening card"),
+        ({"passes": 1}, "passes must be"),
+    ],
+)
+def test_set_position_rejects_inconsistent_positions(kwargs, message):
+    eng = Engine("taiwan", num_games=1, seed=0)
+    args = {"hands": [mask("3C 9S"), mask("4D"), mask("5D"), mask("6D")], **kwargs}
+    args["hands"] = np.array(args["hands"], dtype=np.uint64)
+    with pytest.raises(ValueError, match=message):
+        eng.set_position(0, **args)
