@@ -22,7 +22,9 @@ How it decides (one compiled kernel per batch, also used by ``agents.search`` fo
 * **Answer.** Each beating play is scored by how much it lowers the plan cost, plus the value
   of taking the lead, minus a cost for spending control while every opponent still holds many
   cards. Pass scores 0, less a tempo cost (large with two players: passing hands the lead
-  straight back) and a pressing penalty when an opponent could go out on this trick.
+  straight back) and a pressing penalty when an opponent could go out: one holds as many cards
+  as the trick, or owns the trick and could lead out, or holds at most two cards. While
+  pressing, stronger answers score higher.
 * **Last-card rule.** The seat-to-act's duty (from the observation) is obeyed: plays that would
   breach it score far below the rest, so under ``liability`` a breach happens only when it is
   the only legal play.
@@ -91,9 +93,13 @@ W_TEMPO = 15  # answering: cost of passing, over (players - 1) squared (the tabl
 W_EARLY_SPAN = 16  # 'early' (hold control) fades out as the fewest cards an opponent holds falls by 3 + this * cpp / 13
 W_SPEND_POW = 17  # ... the spending cost grows with control to this power (spares all but the top cards)
 W_DANGER_FAR = 18  # danger from an opponent other than the next seat, relative to the next seat's
-NUM_WEIGHTS = 19
+W_END_AT = 19  # endgame: the plan has at most this many plays ...
+W_END_MULTI = 20  # ... then leading two or more cards gets this bonus
+W_PRESS_AT = 21  # answering: press whenever an opponent holds at most this many cards
+W_PRESS_OWNER = 22  # answering: press (0..1) when the table's owner could lead out after winning the trick
+NUM_WEIGHTS = 23
 DEFAULT_WEIGHTS = np.array(
-    [0.075, 12.0, 8.0, 4.0, 1.2, 0.15, 4.8, 4.0, 0.8, 1.5, 2.0, -1, 0.2, 5, 0.0, 5.0, 4.2, 1.0, 0.7],
+    [0.075, 12.0, 8.0, 4.0, 1.2, 0.15, 4.8, 4.0, 0.8, 1.5, 2.0, -1, 0.2, 5, 0.0, 5.0, 4.2, 1.0, 0.7, 3, 0.0, 2, 0.5],
     dtype=np.float64,
 )
 
@@ -587,6 +593,7 @@ def decide(
     players,
     cpp,
     table,
+    owner,
     duty,
     opening,
     legal,
@@ -645,6 +652,7 @@ def decide(
             if j >= 0:
                 mark[j] = True
         cash = base_tally // 10000 <= w[W_CASH_AT]
+        endgame = base_tally // 10000 <= w[W_END_AT]
         for i in range(n):
             if not mark[i]:
                 continue
@@ -662,6 +670,8 @@ def decide(
                     sc += SURE_LINE  # sure plays first, then the one unsure play: a won game
                 if cash:
                     sc += w[W_CASH] * ctrl
+                if endgame and size >= 2:
+                    sc += w[W_END_MULTI]  # keep a single for last: singles are the easiest to shed
                 if size <= 6 and danger[size] > 0.0:
                     sc -= w[W_DANGER] * danger[size] * (1.0 - ctrl)
                 if duty == K.DUTY_LEAD_MULTI and size < 2 or duty == K.DUTY_LEAD_HIGHEST and a != top_id:
@@ -676,7 +686,10 @@ def decide(
     press = 0.0
     if tsize <= 6 and danger[tsize] > 0.0:
         press = danger[tsize]
-    if min_opp <= 2:
+    if owner > 0 and counts[owner] <= 6:
+        # if the trick stays with its owner, the owner leads next and may go out at once
+        press = max(press, w[W_PRESS_OWNER] * DANGER_BY_SIZE[counts[owner]] * (1.0 if owner == 1 else w[W_DANGER_FAR]))
+    if min_opp <= w[W_PRESS_AT]:
         press = max(press, 0.8)
     early = (min_opp - 3.0) / (w[W_EARLY_SPAN] * cpp / 13.0)
     early = 0.0 if early < 0.0 else (1.0 if early > 1.0 else early)
@@ -738,7 +751,12 @@ def read_obs(row, players, cpp, R, counts):
     table = 0
     if tmask != U0:
         table = _lookup(tmask, R.hash_keys, R.hash_ids, R.bits)
-    base += 52 + 10 + players + players
+    base += 52 + 10
+    owner = -1
+    for k in range(players):
+        if row[base + k] > 0.5:
+            owner = k
+    base += players + players
     opening = -1
     for c in range(52):
         if row[base + c] > 0.5:
@@ -749,7 +767,7 @@ def read_obs(row, players, cpp, R, counts):
         if row[base + d] > 0.5:
             duty = d
     unseen = ~seen & ((U1 << np.uint64(52)) - U1)
-    return hand, unseen, table, duty, opening
+    return hand, unseen, table, owner, duty, opening
 
 
 @njit(cache=True, nogil=True)
@@ -762,7 +780,7 @@ def act_obs(obs, legal, legal_n, players, cpp, R, five_ctrl, higher, suit_order,
         if n <= 0:
             out[g] = -1
             continue
-        hand, unseen, table, duty, opening = read_obs(obs[g], players, cpp, R, counts)
+        hand, unseen, table, owner, duty, opening = read_obs(obs[g], players, cpp, R, counts)
         i = decide(
             hand,
             unseen,
@@ -770,6 +788,7 @@ def act_obs(obs, legal, legal_n, players, cpp, R, five_ctrl, higher, suit_order,
             players,
             cpp,
             table,
+            owner,
             duty,
             opening,
             legal[g],
@@ -816,6 +835,7 @@ def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, score
             players,
             cpp,
             np.int64(S.table_action[g]),
+            (np.int64(S.table_seat[g]) - np.int64(seat)) % players if S.table_seat[g] >= 0 else np.int64(-1),
             np.int64(S.duty[g]),
             np.int64(S.opening[g]),
             S.legal[g],
