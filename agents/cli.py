@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "tournament",
         help="duplicate-deal tournament between agents",
         description="Play duplicate deals (every agent plays every seat's cards) and report mean payoff per "
-        "game with a 95%% CI over deals, win rate, time per move, and a rating when there are "
+        "game with a 95% CI over deals, win rate, time per move, and a rating when there are "
         "more agents than seats.",
     )
     p.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
