@@ -1,0 +1,20 @@
+"""The README's Python examples run as written (each block in a fresh namespace)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_readme_has_examples() -> None:
+    assert len(BLOCKS) >= 5
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_readme_example_runs(index: int, capsys: pytest.CaptureFixture[str]) -> None:
+    exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), {"__name__": "readme"})
