@@ -88,6 +88,9 @@ def test_default_config_is_taiwan_with_a_time_limit():
     cfg = load_config("default")
     assert cfg.variant == "taiwan"
     assert 0 < cfg.time_limit_minutes <= 20
+    from train.config import TrainConfig
+
+    assert cfg == TrainConfig(), "the dataclass defaults are default.yaml's values"
 
 
 def test_overrides_are_checked():

@@ -40,7 +40,7 @@ ALGOS = ("ppo", "dmc")
 
 @dataclass
 class TrainConfig:
-    """Every setting of a training run; see the module docstring and ``configs/train/default.yaml``."""
+    """Every setting of a training run; the defaults are ``configs/train/default.yaml``'s values."""
 
     # --- the run
     algo: str = "ppo"
@@ -57,13 +57,13 @@ class TrainConfig:
     """Folder that holds the run folders."""
     device: str = "auto"
     """Torch device: ``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda``, ``cuda:1``..."""
-    torch_threads: int = 2
+    torch_threads: int = 1
     """Threads torch may use on the CPU (keep at most the cores you have)."""
     deterministic: bool = True
     """Use torch's deterministic algorithms (same seed, same run, same machine: same result)."""
-    total_timesteps: int = 4_000_000
+    total_timesteps: int = 12_000_000
     """Environment steps to train for (one step = one decision in each of ``num_envs`` matches)."""
-    time_limit_minutes: float = 0.0
+    time_limit_minutes: float = 16.0
     """Stop training (with a checkpoint) after this many minutes; 0 = no limit."""
     num_envs: int = 512
     """Matches played at once (the batch of the vector env and of every forward pass)."""
@@ -73,17 +73,17 @@ class TrainConfig:
     """Payoffs are multiplied by this for training; 0 = auto (1 / the largest loss of one game)."""
 
     # --- the network (see train/networks.py)
-    hidden_size: int = 256
+    hidden_size: int = 128
     """Width of the state encoder's layers."""
     state_layers: int = 2
     """Layers of the state encoder (an MLP over the observation)."""
-    pair_size: int = 128
+    pair_size: int = 64
     """Width of the (state, action) scorer, run once per legal play."""
     pair_layers: int = 1
     """Hidden layers of the (state, action) scorer."""
 
     # --- optimisation
-    lr: float = 3e-4
+    lr: float = 1e-3
     """Adam learning rate."""
     anneal_lr: bool = True
     """Decay the learning rate linearly to 0 over ``total_timesteps``."""
@@ -91,7 +91,7 @@ class TrainConfig:
     """Adam epsilon."""
     max_grad_norm: float = 0.5
     """Clip the global gradient norm to this (0 = no clipping)."""
-    minibatch_size: int = 4096
+    minibatch_size: int = 2048
     """Decisions per gradient step."""
 
     # --- PPO
@@ -99,7 +99,7 @@ class TrainConfig:
     """Discount per decision of one seat (1: a seat's return is its game payoff)."""
     gae_lambda: float = 0.95
     """GAE lambda over each seat's own decision sequence."""
-    update_epochs: int = 2
+    update_epochs: int = 4
     """Passes over each rollout's decisions."""
     clip_coef: float = 0.2
     """PPO ratio clip."""
@@ -129,7 +129,7 @@ class TrainConfig:
     """Weight of matches against the baseline agents in ``baselines`` (only the learner's seat trains)."""
     baselines: list = field(default_factory=lambda: ["random", "greedy"])
     """Baseline agent names (``agents.make_agent``) for the league; one is drawn uniformly per match."""
-    snapshot_every: int = 500_000
+    snapshot_every: int = 1_000_000
     """Add a snapshot of the policy to the league every this many environment steps."""
     max_snapshots: int = 8
     """Past snapshots kept in the league (the most recent ones)."""

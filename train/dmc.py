@@ -244,6 +244,6 @@ def train(cfg: TrainConfig) -> RunResult:
     if run.bar is not None:
         run.bar.close()
     agent = PolicyAgent(variant, copy.deepcopy(net), seed=cfg.seed, mode="greedy", device=device)
-    evals = final_report(run, "dmc", agent, last_checkpoint, global_step, seconds, sps)
+    evals = final_report(run, "dmc", agent, last_checkpoint, global_step, global_step - start_step, seconds, sps)
     run.close()
     return RunResult(run.dir, last_checkpoint, global_step, seconds, sps, evals)

@@ -30,6 +30,7 @@ class Evaluation:
     ci_high: float
     win_rate: float
     opponent_mean_payoff: float
+    opponent_ci_low: float
     opponent_ci_high: float
     opponent_win_rate: float
     result: TournamentResult
@@ -87,6 +88,7 @@ def evaluate(
             ci_high=me.ci95[1],
             win_rate=me.win_rate,
             opponent_mean_payoff=sum(s.mean_payoff for s in opp) / len(opp),
+            opponent_ci_low=min(s.ci95[0] for s in opp),
             opponent_ci_high=max(s.ci95[1] for s in opp),
             opponent_win_rate=sum(s.win_rate for s in opp) / len(opp),
             result=res,
@@ -95,19 +97,22 @@ def evaluate(
 
 
 def format_table(evals: dict[str, Evaluation], agent_name: str = "trained") -> str:
-    """The evaluations as one aligned table."""
+    """The evaluations as one aligned table: the trained agent's payoff per game and 95% interval,
+    the opponent copies' mean payoff and the span of their intervals (lowest low, highest high)."""
+    head = f"{agent_name} payoff"
     lines = [
-        f"{'opponent':<12} {'deals':>6} {agent_name + ' payoff/game':>22} {'95% CI':>18} {'win':>6}   "
-        f"{'opponent payoff/game':>20} {'win':>6}  beats?",
+        f"{'opponent':<10} {'deals':>5}  {head:>13} {'95% CI':>17} {'win':>6}  {'opponents':>9} {'95% CIs span':>17} "
+        f"{'win':>6}  beats?",
     ]
     for name, e in evals.items():
         lines.append(
-            f"{name:<12} {e.result.deals:>6} {e.mean_payoff:>+22.3f} [{e.ci_low:+.3f}, {e.ci_high:+.3f}] "
-            f"{100 * e.win_rate:>5.1f}%   {e.opponent_mean_payoff:>+20.3f} {100 * e.opponent_win_rate:>5.1f}%  "
-            f"{'yes' if e.beats else 'no'}"
+            f"{name:<10} {e.result.deals:>5}  {e.mean_payoff:>+13.3f} [{e.ci_low:+.3f}, {e.ci_high:+.3f}] "
+            f"{100 * e.win_rate:>5.1f}%  {e.opponent_mean_payoff:>+9.3f} [{e.opponent_ci_low:+.3f}, "
+            f"{e.opponent_ci_high:+.3f}] {100 * e.opponent_win_rate:>5.1f}%  {'yes' if e.beats else 'no'}"
         )
     lines.append(
-        "Each deal is played once per seat rotation: 1 trained seat vs players-1 opponent copies; "
-        "CI: mean ± 1.96 sd/sqrt(deals)."
+        "Payoff per game (cards scoring: minus the cards left). Each deal is played once per seat rotation: "
+        "1 trained seat vs players-1 opponent copies;\nCI over deals: mean ± 1.96 sd/sqrt(deals); beats: the "
+        "trained agent's interval lies above every opponent copy's."
     )
     return "\n".join(lines)

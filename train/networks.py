@@ -16,13 +16,19 @@ The legal plays of a batch are flattened (``M = sum(legal_counts)``) so the cost
 number of legal plays, not the padded width; the scores are then put back into a padded
 ``(B, L)`` array whose padding holds ``-inf``, and only then does anything take a softmax.
 
-Measured on this project's 2-core CPU (torch 2.13, 2 threads), batch 1024 of real ``taiwan``
-decisions from random play, hidden 256 x 2, pair 128 x 1; ``python -m train.networks`` re-measures:
+Measured on this project's 2-core CPU (torch 2.13, 1 thread, median of 21): a batch of 1024 real
+``taiwan`` decisions from random play (mid-game, 3,135 legal plays, padded width 31);
+``python -m train.networks`` re-measures:
 
-| head | forward (ms) | forward + backward (ms) | parameters |
-|---|---|---|---|
-| legal plays only (this module) | 4.2 | 12.9 | 0.21 M |
-| dense 19,899-wide head, masked | 26.3 | 72.8 | 5.4 M |
+| encoder, scorer | head | forward (ms) | forward + backward (ms) | parameters |
+|---|---|---|---|---|
+| 128 x 2, 64 (the default) | legal plays only (this module) | 2.9 | 6.8 | 0.08 M |
+| 128 x 2 | dense 19,899-wide head, masked | 185 | 663 | 2.6 M |
+| 256 x 2, 128 | legal plays only (this module) | 6.9 | 16.1 | 0.21 M |
+| 256 x 2 | dense 19,899-wide head, masked | 285 | 877 | 5.3 M |
+
+So the dense head alone would cost ~60x the whole legal-only network per batch, and training
+at the default's ~30k environment steps/s would be out of reach.
 
 >>> import numpy as np, torch
 >>> from bigtwo_env import load_variant
@@ -161,13 +167,14 @@ def build_network(kwargs: dict, variant: Variant) -> ActionScorer:
     return ActionScorer(features=action_features(variant), **kwargs)
 
 
-def _benchmark(batch: int = 1024, repeats: int = 20) -> None:
-    """Forward / forward+backward time of the legal-only scorer vs a dense 20k head."""
+def _benchmark(batch: int = 1024, repeats: int = 21, hidden: int = 128, pair: int = 64, threads: int = 1) -> None:
+    """Forward / forward+backward time (median of ``repeats``) of the legal-only scorer vs a
+    dense 20k head with the same state encoder."""
     import time
 
     from bigtwo_env.vector import VectorEnv
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     venv = VectorEnv("taiwan", num_envs=batch, seed=0)
     obs, info = venv.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -179,15 +186,17 @@ def _benchmark(batch: int = 1024, repeats: int = 20) -> None:
     legal = torch.as_tensor(info["legal_ids"].astype(np.int64))
     counts = torch.as_tensor(info["legal_counts"].astype(np.int64))
     mask = torch.as_tensor(venv.action_masks().astype(bool))
-    sparse = ActionScorer(venv.obs_size, action_features(venv.variant))
-    dense = DenseHead(venv.obs_size, venv.num_actions)
+    sparse = ActionScorer(venv.obs_size, action_features(venv.variant), hidden_size=hidden, pair_size=pair)
+    dense = DenseHead(venv.obs_size, venv.num_actions, hidden_size=hidden)
 
     def timed(fn) -> float:
         fn()
-        t0 = time.perf_counter()
+        times = []
         for _ in range(repeats):
+            t0 = time.perf_counter()
             fn()
-        return (time.perf_counter() - t0) / repeats * 1000
+            times.append(time.perf_counter() - t0)
+        return float(np.median(times)) * 1000
 
     def fwd_sparse():
         with torch.no_grad():
@@ -207,7 +216,10 @@ def _benchmark(batch: int = 1024, repeats: int = 20) -> None:
 
     n_sparse = sum(p.numel() for p in sparse.parameters()) / 1e6
     n_dense = sum(p.numel() for p in dense.parameters()) / 1e6
-    print(f"batch {batch}, legal plays {int(counts.sum())} (mean {counts.float().mean():.1f}, width {legal.shape[1]})")
+    print(
+        f"batch {batch}, legal plays {int(counts.sum())} (mean {counts.float().mean():.1f}, width {legal.shape[1]}), "
+        f"encoder {hidden} x 2, scorer {pair}, {threads} thread(s)"
+    )
     print("| head | forward (ms) | forward + backward (ms) | parameters |")
     print("|---|---|---|---|")
     print(f"| legal plays only | {timed(fwd_sparse):.1f} | {timed(fb_sparse):.1f} | {n_sparse:.2f} M |")
@@ -216,3 +228,4 @@ def _benchmark(batch: int = 1024, repeats: int = 20) -> None:
 
 if __name__ == "__main__":
     _benchmark()
+    _benchmark(hidden=256, pair=128)

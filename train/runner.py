@@ -20,6 +20,7 @@ Only fields that do not change what is learned may differ from the saved config 
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections import defaultdict
@@ -134,21 +135,27 @@ class Run:
     def __init__(self, cfg: TrainConfig, variant) -> None:
         self.cfg = cfg
         self.variant = variant
+        if cfg.deterministic:  # cuBLAS needs this, set before CUDA starts, to be deterministic
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         self.device = resolve_device(cfg.device)
         torch.set_num_threads(cfg.torch_threads)
-        torch.use_deterministic_algorithms(cfg.deterministic)
+        # warn_only: an op without a deterministic kernel (on some GPUs) warns instead of failing the run
+        torch.use_deterministic_algorithms(cfg.deterministic, warn_only=True)
         torch.manual_seed(cfg.seed)
         self.name = cfg.resolved_run_name()
         self.dir = Path(cfg.runs_dir) / self.name
         self.resume_from = ckpt.latest_checkpoint(self.dir)
+        resume_step = None
         if self.resume_from is not None:
             saved = ckpt.load(self.resume_from)
             check_resumable(cfg, saved, self.resume_from)
+            resume_step = int(saved["global_step"])
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "config.yaml").write_text(to_yaml(cfg, f"config of run {self.name}"), encoding="utf-8")
         from torch.utils.tensorboard import SummaryWriter
 
-        self.writer = SummaryWriter(str(self.dir))
+        # on resume, TensorBoard drops what the interrupted run logged after its checkpoint
+        self.writer = SummaryWriter(str(self.dir), purge_step=None if resume_step is None else resume_step + 1)
         self.started = time.time()
         self.bar = None
         self.last_evals: dict[str, Evaluation] = {}
@@ -291,15 +298,16 @@ def load_rng_state(state: dict[str, Any], **generators: Any) -> None:
 
 
 def final_report(
-    run: Run, algo: str, agent, checkpoint: Path, step: int, seconds: float, sps: float
+    run: Run, algo: str, agent, checkpoint: Path, step: int, session_steps: int, seconds: float, sps: float
 ) -> dict[str, Evaluation]:
     """Evaluate the final agent (``final_eval_deals`` per opponent), print the table and where
     the run's files are; write ``final_eval.json``."""
     import json
 
     cfg = run.cfg
+    resumed = f" ({session_steps:,} in this session)" if session_steps != step else ""
     print(
-        f"\n{run.name}: {algo} on {run.variant.name}, {step:,} env steps in {seconds / 60:.1f} min "
+        f"\n{run.name}: {algo} on {run.variant.name}, {step:,} env steps{resumed} in {seconds / 60:.1f} min "
         f"({sps:,.0f} steps/s)",
         flush=True,
     )
