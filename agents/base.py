@@ -34,7 +34,8 @@ class Agent:
 
     def act(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
         """One action id per row: ``obs`` (B, D) float32, ``legal_ids`` (B, L) sorted ids valid up
-        to ``legal_counts`` (B,). Returns int64 (B,), each from its row's legal ids."""
+        to ``legal_counts`` (B,). Returns int64 (B,), each from its row's legal ids, or -1 for a
+        row with none (a finished game, which sits the step out)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -48,4 +49,6 @@ class RandomAgent(Agent):
 
     def act(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
         picks = (self.rng.random(len(legal_counts)) * legal_counts).astype(np.int64)
-        return legal_ids[np.arange(len(legal_counts)), picks].astype(np.int64)
+        actions = legal_ids[np.arange(len(legal_counts)), picks].astype(np.int64)
+        actions[legal_counts == 0] = -1  # finished games sit the step out
+        return actions
