@@ -170,6 +170,33 @@ def test_storage_links_each_seat_and_cuts_at_episode_end():
     assert store.size == 2 and store.last[1, 0] == 0 and store.last[0, 0] == 1
 
 
+def test_storage_keeps_each_legal_list_through_compaction():
+    store = DecisionStore(num_envs=3, players=4, obs_size=2, capacity=2)
+    lists = [[0, 5, 9], [7], [1, 2, 3, 4, 600], [8, 11]]
+    for i, plays in enumerate(lists):
+        legal = np.zeros((1, 6), np.int32)
+        legal[0, : len(plays)] = plays
+        store.record(
+            np.array([i % 3]),
+            np.array([0]),
+            np.full((1, 2), i),
+            legal,
+            np.array([len(plays)]),
+            np.array([len(plays) - 1]),
+            np.zeros(1),
+            np.zeros(1),
+        )
+    assert store.legal(np.array([2, 0])).tolist() == [[1, 2, 3, 4, 600], [0, 5, 9, 0, 0]]
+    assert store.played(np.arange(4)).tolist() == [9, 7, 600, 11]
+    store.compact(np.array([False, True, False, True]))
+    assert store.size == 2 and store.plays_size == 3
+    assert store.legal(np.arange(2)).tolist() == [[7, 0], [8, 11]] and store.obs[:2, 0].tolist() == [1, 3]
+    saved = store.state_dict()
+    other = DecisionStore(num_envs=3, players=4, obs_size=2)
+    other.load_state_dict(saved)
+    assert other.legal(np.arange(2)).tolist() == [[7, 0], [8, 11]] and (other.last == store.last).all()
+
+
 def test_scores_only_legal_plays_and_masks_before_softmax():
     variant = load_variant("taiwan")
     net = ActionScorer(402, action_features(variant), hidden_size=16, state_layers=1, pair_size=8)

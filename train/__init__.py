@@ -35,7 +35,7 @@ Measured on this project's machine (2 CPU cores shared with other jobs, no GPU, 
 |---|---|
 | PPO throughput, default config (128x2 encoder, 64 scorer, 512 envs), 1 torch thread | ~30k env steps/s idle; 11-15k with other jobs running |
 | the same with 2 torch threads | ~45k idle; 5-6k with other jobs running (hence 1 thread by default) |
-| DMC throughput, same network | ~45-55k env steps/s |
+| DMC throughput, same network | ~80k env steps/s idle; 45-55k with other jobs running |
 | legal plays only vs a dense 19,899-wide head, batch 1024 | see ``train.networks`` |
 
 See ``configs/train/default.yaml`` for the measured default run and its evaluation.

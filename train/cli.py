@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train",
         help="self-play training (PPO or Deep Monte-Carlo; needs torch)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="Self-play training (PPO or Deep Monte-Carlo) from a config file, with field overrides and "
+        "resume; prints a duplicate-tournament evaluation of the final agent and where the run's files are.",
         epilog="Examples:\n"
         + "\n".join(line for line in (__doc__ or "").splitlines() if line.startswith("    bigtwo")),
         formatter_class=argparse.RawDescriptionHelpFormatter,

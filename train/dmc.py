@@ -175,7 +175,7 @@ def train(cfg: TrainConfig) -> RunResult:
             order = shuffle.permutation(train_idx)
             for start in range(0, len(order), cfg.minibatch_size):
                 idx = order[start : start + cfg.minibatch_size]
-                played = store.legal[idx, store.pick[idx]].astype(np.int64)[:, None]  # score the played pair only
+                played = store.played(idx)[:, None]  # score the played pair only
                 q, _ = net(
                     torch.as_tensor(store.obs[idx], device=device),
                     torch.as_tensor(played, device=device),

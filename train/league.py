@@ -132,7 +132,7 @@ class League:
     def add_snapshot(self, step: int, path: str | Path) -> None:
         """Add the policy saved at ``path`` (relative to ``root``, the run folder) after ``step`` env
         steps; drop the oldest past the cap.
-        Slots playing a dropped snapshot switch to the newest one."""
+        Slots playing a dropped snapshot switch to the oldest one left."""
         from .policy_agent import load_policy_agent
 
         if self.max_snapshots <= 0:

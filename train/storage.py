@@ -8,6 +8,10 @@ seat received between ``d`` and ``next[d]``; ``done[d]`` marks the seat's last d
 episode (a match; with ``SAME_STEP`` autoreset the match that ended and the one that started in
 the same step are never linked, since ``credit`` clears the links of the ended slots).
 
+Only real decisions are recorded: where a seat has a single legal play (a forced pass, ~40% of
+the steps in random play) the trainers play it without the network, and the rewards flow to the
+seat's previous decision.
+
 A decision is *finished* once its successor or its episode's end is known. PPO trains on the
 finished ones and bootstraps from the value of ``next[d]``, which may still be unfinished (the
 rollout ended before that seat acted again): such tail decisions are carried to the next
@@ -33,21 +37,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-FIELDS = ("obs", "legal", "counts", "env", "seat", "pick", "logprob", "value", "reward", "done", "next")
+ROW_FIELDS = ("obs", "start", "counts", "env", "seat", "pick", "logprob", "value", "reward", "done", "next")
 
 
 class DecisionStore:
-    """Growable arrays of decisions; see the module docstring. ``size`` rows are in use."""
+    """Growable arrays of decisions; see the module docstring. ``size`` rows are in use.
 
-    def __init__(self, num_envs: int, players: int, obs_size: int, capacity: int = 4096, width: int = 8) -> None:
+    Each decision's legal plays are a segment of one flat array (``plays[start : start + counts]``),
+    so memory follows the number of legal plays, not the widest list (thousands of plays at the
+    start of a 26-card hand)."""
+
+    def __init__(self, num_envs: int, players: int, obs_size: int, capacity: int = 4096) -> None:
         self.num_envs, self.players, self.obs_size = num_envs, players, obs_size
         self.size = 0
+        self.plays_size = 0
         self.last = np.full((num_envs, players), -1, np.int64)  # pending decision per (slot, seat)
-        self._alloc(capacity, width)
+        self._alloc(capacity, 8 * capacity)
 
-    def _alloc(self, capacity: int, width: int) -> None:
+    def _alloc(self, capacity: int, plays: int) -> None:
         self.obs = np.zeros((capacity, self.obs_size), np.float32)
-        self.legal = np.zeros((capacity, width), np.int32)
+        self.start = np.zeros(capacity, np.int64)  # first of its legal plays in ``plays``
         self.counts = np.zeros(capacity, np.int32)
         self.env = np.zeros(capacity, np.int32)
         self.seat = np.zeros(capacity, np.int8)
@@ -57,21 +66,22 @@ class DecisionStore:
         self.reward = np.zeros(capacity, np.float32)
         self.done = np.zeros(capacity, bool)
         self.next = np.full(capacity, -1, np.int64)
+        self.plays = np.zeros(plays, np.int32)
 
-    def _grow(self, rows: int, width: int) -> None:
-        cap, w = self.obs.shape[0], self.legal.shape[1]
-        if self.size + rows <= cap and width <= w:
+    def _grow(self, rows: int, plays: int) -> None:
+        cap, pcap = self.obs.shape[0], self.plays.shape[0]
+        if self.size + rows <= cap and self.plays_size + plays <= pcap:
             return
-        old = {name: getattr(self, name)[: self.size] for name in FIELDS}
-        new_cap = max(cap, 16)
-        while new_cap < self.size + rows:
-            new_cap *= 2
-        self._alloc(new_cap, max(w, width))
+        old = {name: getattr(self, name)[: self.size] for name in ROW_FIELDS}
+        old_plays = self.plays[: self.plays_size]
+        while cap < self.size + rows:
+            cap *= 2
+        while pcap < self.plays_size + plays:
+            pcap *= 2
+        self._alloc(cap, pcap)
         for name, arr in old.items():
-            if name == "legal":
-                self.legal[: self.size, : arr.shape[1]] = arr
-            else:
-                getattr(self, name)[: self.size] = arr
+            getattr(self, name)[: self.size] = arr
+        self.plays[: self.plays_size] = old_plays
 
     def record(
         self,
@@ -84,15 +94,17 @@ class DecisionStore:
         logprob: np.ndarray,
         value: np.ndarray,
     ) -> np.ndarray:
-        """Add one decision per row (slots ``env``, seats ``seat``); returns their indices and links
-        each to the previous pending decision of its (slot, seat)."""
+        """Add one decision per row (slots ``env``, seats ``seat``, legal plays ``legal[:, :counts]``);
+        returns their indices and links each to the previous pending decision of its (slot, seat)."""
         k = len(env)
-        width = max(int(counts.max()) if k else 1, 1)
-        self._grow(k, width)
+        counts = np.asarray(counts)
+        flat = legal[np.arange(legal.shape[1])[None, :] < counts[:, None]]  # row by row
+        self._grow(k, len(flat))
         idx = np.arange(self.size, self.size + k)
         self.obs[idx] = obs
-        self.legal[idx] = 0
-        self.legal[idx, :width] = legal[:, :width]
+        self.start[idx] = self.plays_size + np.cumsum(counts) - counts
+        self.plays[self.plays_size : self.plays_size + len(flat)] = flat
+        self.plays_size += len(flat)
         self.counts[idx] = counts
         self.env[idx] = env
         self.seat[idx] = seat
@@ -118,54 +130,67 @@ class DecisionStore:
         self.done[self.last[closing]] = True
         self.last[ended] = -1
 
-    def clear_slots(self, slots: np.ndarray) -> None:
-        """Forget the pending links of ``slots`` (their decisions stay, unfinished)."""
-        self.last[slots] = -1
-
     def compact(self, keep: np.ndarray) -> None:
         """Keep only the decisions where ``keep`` (size,) is true, in order (links remapped).
         Every kept decision's successor must be kept too (true for unfinished ones)."""
         keep = np.asarray(keep, bool)
         new_index = np.cumsum(keep) - 1
         n = int(keep.sum())
-        for name in FIELDS:
+        counts = self.counts[: self.size][keep].astype(np.int64)
+        new_start = np.cumsum(counts) - counts
+        total = int(counts.sum())
+        take = np.repeat(self.start[: self.size][keep] - new_start, counts) + np.arange(total)
+        self.plays[:total] = self.plays[take]
+        self.plays_size = total
+        for name in ROW_FIELDS:
             arr = getattr(self, name)
             arr[:n] = arr[: self.size][keep]
+        self.start[:n] = new_start
         nxt = self.next[:n]
         self.next[:n] = np.where(nxt >= 0, new_index[np.maximum(nxt, 0)], -1)
         self.last = np.where(self.last >= 0, new_index[np.maximum(self.last, 0)], -1)
         self.size = n
 
-    def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        """Rows ``idx`` as arrays, the legal lists cut to the batch's widest."""
+    def legal(self, idx: np.ndarray) -> np.ndarray:
+        """Legal plays of decisions ``idx``, padded ``(len(idx), widest)`` int64 (0 past each count)."""
         counts = self.counts[idx]
-        width = max(int(counts.max()), 1)
+        width = max(int(counts.max()) if len(idx) else 1, 1)
+        offsets = np.arange(width)[None, :]
+        valid = offsets < counts[:, None]
+        pos = np.where(valid, self.start[idx][:, None] + offsets, 0)
+        return np.where(valid, self.plays[pos], 0).astype(np.int64)
+
+    def played(self, idx: np.ndarray) -> np.ndarray:
+        """The play chosen at decisions ``idx`` (action ids)."""
+        return self.plays[self.start[idx] + self.pick[idx]].astype(np.int64)
+
+    def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows ``idx`` as arrays, the legal lists padded to the batch's widest."""
         return {
             "obs": self.obs[idx],
-            "legal": self.legal[idx, :width],
-            "counts": counts,
+            "legal": self.legal(idx),
+            "counts": self.counts[idx],
             "pick": self.pick[idx],
             "logprob": self.logprob[idx],
             "value": self.value[idx],
         }
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        """The rows in use and the pending links (for checkpoints)."""
-        out = {name: getattr(self, name)[: self.size].copy() for name in FIELDS}
+        """The rows in use, their legal plays and the pending links (for checkpoints)."""
+        out = {name: getattr(self, name)[: self.size].copy() for name in ROW_FIELDS}
+        out["plays"] = self.plays[: self.plays_size].copy()
         out["last"] = self.last.copy()
         return out
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
         """Restore what ``state_dict`` saved."""
-        n = len(state["counts"])
-        width = max(state["legal"].shape[1] if n else 1, 1)
-        self.size = 0
-        self._alloc(max(n, 16), width)
-        for name in FIELDS:
-            getattr(self, name)[:n] = state[name] if name != "legal" else 0
-        self.legal[:n, : state["legal"].shape[1]] = state["legal"]
-        self.last = state["last"].astype(np.int64).copy()
-        self.size = n
+        n, m = len(state["counts"]), len(state["plays"])
+        self._alloc(max(n, 16), max(m, 128))
+        for name in ROW_FIELDS:
+            getattr(self, name)[:n] = state[name]
+        self.plays[:m] = state["plays"]
+        self.size, self.plays_size = n, m
+        self.last = np.asarray(state["last"]).astype(np.int64).copy()
 
 
 @njit(cache=True)
