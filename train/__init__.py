@@ -28,6 +28,8 @@ TensorBoard scalars: ``losses/policy``, ``losses/value``, ``losses/entropy``, ``
 game), ``charts/payoff_vs_<opponent>`` and ``charts/win_rate_vs_<opponent>`` per league opponent,
 ``charts/episode_length``, ``charts/learning_rate``, and from the periodic evaluation
 ``eval/<opponent>/mean_payoff``, ``ci_low``, ``ci_high``, ``win_rate``, ``opponent_mean_payoff``.
+In pure self-play ``charts/episodic_payoff`` averages every seat, so it only shows how many cards
+the losers keep (game length, style), not strength: watch the ``eval/`` scalars for that.
 
 Measured on this project's machine (2 CPU cores shared with other jobs, no GPU, torch 2.13):
 
