@@ -63,7 +63,7 @@ class PolicyAgent(Agent):
             return np.zeros(0, np.int64)
         legal_ids = np.asarray(legal_ids)
         counts = np.asarray(legal_counts)
-        out = legal_ids[:, 0].astype(np.int64)  # where there is one legal play, that play
+        out = np.where(counts > 0, legal_ids[:, 0], -1).astype(np.int64)  # one legal play: that one; none: -1
         rows = np.flatnonzero(counts > 1)
         if rows.size == 0:
             return out
