@@ -36,7 +36,7 @@ from .cards import card_texts, cards_to_mask, parse_cards
 from .observation import obs_size, observe_all
 from .variant import Variant, load_variant
 
-PARALLEL_FROM = 64  # batch size from which running slices of the batch in threads pays off
+PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
 _THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 _POOL: ThreadPoolExecutor | None = None
 
@@ -156,7 +156,7 @@ class Engine:
 
     ``autoreset``: when a match ends, start the next one in the same step (for trainers).
     ``threads``: threads running slices of the batch (default: one per core, up to 4); batches
-    under 64 games always run in the calling thread.
+    under 1,024 games run in the calling thread (measured: threads cost more than they save below).
     """
 
     def __init__(
