@@ -285,7 +285,8 @@ def variant_names() -> list[str]:
     return sorted(p.stem for p in variant_dir().glob("*.yaml"))
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """A YAML file's top-level mapping; ``ValueError`` naming the file if it is not valid YAML or not a mapping."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -298,7 +299,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _load_file(path: Path) -> Variant:
-    data = _read_yaml(path)
+    data = read_yaml_mapping(path)
     data.setdefault("name", path.stem)
     return _build(data, source=str(path))
 

@@ -35,6 +35,8 @@ from typing import Any
 
 import yaml
 
+from bigtwo_env.variant import read_yaml_mapping
+
 ALGOS = ("ppo", "dmc")
 
 
@@ -294,15 +296,7 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
     path = config_dir() / f"{text}.yaml" if text in config_names() else Path(text)
     if not path.is_file():
         raise ValueError(f"unknown training config {text!r}; allowed: {', '.join(config_names())} or a YAML file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping of field: value, got {type(data).__name__}")
-    return data, str(path)
+    return read_yaml_mapping(path), str(path)
 
 
 def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
