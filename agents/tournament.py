@@ -492,7 +492,7 @@ def run_tournament(
         for i, lo in enumerate(range(0, deals, chunk_deals))
     ]
 
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
 
     bar = tqdm(total=deals, unit="deal", desc="tournament", file=sys.stderr, disable=not progress, leave=False)
     results: dict[int, _ChunkResult] = {}

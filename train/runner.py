@@ -164,7 +164,7 @@ class Run:
 
     def progress(self, step: int) -> None:
         """Start the tqdm bar at ``step``."""
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
 
         self.bar = tqdm(
             total=self.cfg.total_timesteps,
