@@ -382,6 +382,7 @@ class RefGame:
             return [base[s] - v.rake for s in range(p)]
 
         if v.scoring == "tiered":
+
             def pay(k: int) -> float:
                 if k <= 0:
                     return 0.0

@@ -153,7 +153,9 @@ def test_trick_passes_and_fewer_cards() -> None:
     assert game.over and game.winner == 1
     assert game.payoffs() == [-2.0, 0.0, -2.0, -2.0]
     # a pair cannot be answered with one card left
-    g2 = RefGame(v, [sorted(hand("3D 3C 4D")), [int(parse_cards("2S")[0])], sorted(hand("5D 6D")), sorted(hand("7D 8D"))])
+    g2 = RefGame(
+        v, [sorted(hand("3D 3C 4D")), [int(parse_cards("2S")[0])], sorted(hand("5D 6D")), sorted(hand("7D 8D"))]
+    )
     g2.play(cs("3D 3C"))
     assert g2.legal() == {PASS}
 
