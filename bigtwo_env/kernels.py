@@ -255,48 +255,14 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
         for c in range(52):
             if hand & bit(c):
                 k = _emit(bit(c), lo, hi, need, False, kinds, hash_keys, hash_ids, bits, out, k)
-    if size == 0 or size == 2:
+    for n_of_a_kind in (2, 3):  # pairs and triples: every 2- or 3-suit subset of a rank held
+        if size != 0 and size != n_of_a_kind:
+            continue
         for r in range(13):
-            m = suits[r]
-            for s1 in range(4):
-                if m >> s1 & 1:
-                    for s2 in range(s1 + 1, 4):
-                        if m >> s2 & 1:
-                            k = _emit(
-                                bit(4 * r + s1) | bit(4 * r + s2),
-                                lo,
-                                hi,
-                                need,
-                                False,
-                                kinds,
-                                hash_keys,
-                                hash_ids,
-                                bits,
-                                out,
-                                k,
-                            )
-    if size == 0 or size == 3:
-        for r in range(13):
-            m = suits[r]
-            for s1 in range(4):
-                if m >> s1 & 1:
-                    for s2 in range(s1 + 1, 4):
-                        if m >> s2 & 1:
-                            for s3 in range(s2 + 1, 4):
-                                if m >> s3 & 1:
-                                    k = _emit(
-                                        bit(4 * r + s1) | bit(4 * r + s2) | bit(4 * r + s3),
-                                        lo,
-                                        hi,
-                                        need,
-                                        False,
-                                        kinds,
-                                        hash_keys,
-                                        hash_ids,
-                                        bits,
-                                        out,
-                                        k,
-                                    )
+            for sub in range(16):
+                if _count4(sub) == n_of_a_kind and not (sub & ~suits[r]):
+                    mask = np.uint64(sub) << np.uint64(4 * r)
+                    k = _emit(mask, lo, hi, need, False, kinds, hash_keys, hash_ids, bits, out, k)
     if size == 0 or size == 5:
         k = _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k)
     if (size == 0 or size == 6) and pair_chain:
