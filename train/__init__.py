@@ -13,6 +13,7 @@ this package itself imports no torch.
 | ``config`` | ``TrainConfig`` (every hyperparameter, one-line docstrings), YAML loading, ``--set`` overrides |
 | ``networks`` | ``ActionScorer``: a state encoder and a (state, play) scorer run on the legal plays only |
 | ``storage`` | ``DecisionStore``: the learner's decisions linked per (match slot, seat); GAE and MC returns |
+| ``loop`` | ``SelfPlay``: what every trainer's loop shares (set-up, resume, rollouts, schedules, the end) |
 | ``ppo`` | PPO self-play, one file top to bottom |
 | ``dmc`` | Deep Monte-Carlo self-play (DouZero style), one file top to bottom |
 | ``league`` | opponents per match slot: the current policy, past snapshots, baseline agents |

@@ -24,31 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, RandomAgent
+from agents import make_agent
+from agents.base import Agent
 from bigtwo_env.variant import Variant
 
 SELF = 0
 
 
 def make_baseline(name: str, variant: Variant, seed: int | None = None) -> Agent:
-    """A baseline agent by name through ``agents.make_agent`` (falls back to the classes this
-    package knows while ``make_agent`` is not available)."""
-    import agents
-
-    make = getattr(agents, "make_agent", None)
-    if make is not None:
-        return make(name, variant, seed=seed)
-    if name == "random":
-        return RandomAgent(variant, seed=seed)
-    if name == "greedy":
-        from agents.greedy import GreedyAgent
-
-        return GreedyAgent(variant, seed=seed)
-    if name == "heuristic":
-        from agents.heuristic import HeuristicAgent
-
-        return HeuristicAgent(variant, seed=seed)
-    raise ValueError(f"unknown baseline agent {name!r} (agents.make_agent is not available): random, greedy, heuristic")
+    """A baseline agent by name (or checkpoint path) through ``agents.make_agent``; ``ValueError``
+    for a name it does not know, listing the allowed ones."""
+    return make_agent(name, variant, seed=seed)
 
 
 class League:

@@ -1,8 +1,8 @@
 """PPO self-play on the vector env: one network for every seat, trained on each seat's own decisions.
 
-Reads top to bottom, CleanRL style: set-up (run folder, env, network, league, resume), then per
-update a rollout, advantages, PPO epochs, logs, snapshots, evaluation and checkpoints; at the
-end a final checkpoint and a duplicate-tournament evaluation against ``eval_opponents``.
+Reads top to bottom, CleanRL style: per update a rollout, advantages along each seat's
+decisions, PPO epochs and logs. What every trainer shares (set-up, resume, the rollout loop,
+snapshots, evaluations, checkpoints, the final evaluation) is ``train.loop.SelfPlay``.
 
 - **Acting.** Each step, every slot's seat to act is either the learner (all seats in self-play
   slots; the learner's one seat against league opponents) or an opponent agent. The learner's
@@ -20,155 +20,37 @@ end a final checkpoint and a duplicate-tournament evaluation against ``eval_oppo
 
 from __future__ import annotations
 
-import copy
-import math
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from bigtwo_env.variant import load_variant
-from bigtwo_env.vector import VectorEnv
-
-from .checkpoint import tensors_to_arrays
 from .config import TrainConfig
-from .league import League
-from .networks import ActionScorer, action_features, legal_mask, masked_log_softmax
-from .policy_agent import PolicyAgent
-from .runner import (
-    Episodes,
-    Run,
-    View,
-    env_state,
-    final_report,
-    load_env_state,
-    load_rng_state,
-    reward_scale,
-    rng_state,
-    view,
-)
-from .storage import DecisionStore, gae
+from .loop import RunResult, SelfPlay
+from .networks import legal_mask, masked_log_softmax
+from .storage import gae
 
-
-@dataclass
-class RunResult:
-    """What a finished (or time-limited) run reports."""
-
-    run_dir: Path
-    checkpoint: Path
-    global_step: int
-    seconds: float
-    steps_per_second: float
-    evaluations: dict = field(default_factory=dict)
+__all__ = ["RunResult", "train"]
 
 
 def train(cfg: TrainConfig) -> RunResult:
-    # ------------------------------------------------------------------ set-up
-    variant = load_variant(cfg.variant, **cfg.variant_settings)
-    run = Run(cfg, variant)  # run folder, TensorBoard, seeds, threads, determinism
-    device = run.device
-    scale = reward_scale(cfg, variant)
-    venv = VectorEnv(variant, num_envs=cfg.num_envs, seed=cfg.seed)
-    n_envs, players = cfg.num_envs, variant.players
-    net = ActionScorer(
-        venv.obs_size, action_features(variant), cfg.hidden_size, cfg.state_layers, cfg.pair_size, cfg.pair_layers
-    ).to(device)
-    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
-    league = League(
-        variant,
-        n_envs,
-        (cfg.league_self, cfg.league_past, cfg.league_baselines),
-        cfg.baselines,
-        cfg.max_snapshots,
-        cfg.seed,
-        snapshot_mode="sample",
-        device=str(device),
-        root=run.dir,
-    )
-    store = DecisionStore(n_envs, players, venv.obs_size, capacity=n_envs * (cfg.num_steps + players))
+    loop = SelfPlay(cfg, "ppo", snapshot_mode="sample", store_slack=1)
+    net, optimizer, store, device = loop.net, loop.optimizer, loop.store, loop.device
     sampler = torch.Generator(device=device).manual_seed(cfg.seed)  # the learner's action sampling
-    shuffle = np.random.default_rng([cfg.seed, 2])  # minibatch order
-    episodes = Episodes(n_envs)
-    global_step, update = 0, 0
+    loop.start(sampler=sampler)
 
-    saved = run.load_resume()
-    if saved is not None:
-        net.load_state_dict(saved["model"]["state_dict"])
-        res = saved["resume"]
-        optimizer.load_state_dict(res["optimizer"])
-        load_env_state(venv, tensors_to_arrays(res["env"]))
-        store.load_state_dict(tensors_to_arrays(res["store"]))
-        league.load_state_dict(res["league"])
-        load_rng_state(res["rng"], sampler=sampler, shuffle=shuffle)
-        episodes.length[:] = res["episode_length"].numpy()
-        global_step, update = int(saved["global_step"]), int(saved["update"])
+    def choose(obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Sample a play from the softmax over the legal plays' scores (padding is -inf)."""
+        scores, value = loop.scores(obs, legal, counts)
+        logp_all = torch.log_softmax(scores, dim=1)  # padding is -inf: probability 0
+        pick = torch.multinomial(logp_all.exp(), 1, generator=sampler)
+        logp = logp_all.gather(1, pick).squeeze(1)
+        return pick.squeeze(1).cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy()
 
-    def checkpoint_payload() -> dict:
-        return run.payload("ppo", net, global_step, update)
-
-    def save_checkpoint() -> Path:
-        resume = {
-            "optimizer": optimizer.state_dict(),
-            "env": env_state(venv),
-            "store": store.state_dict(),
-            "league": league.state_dict(),
-            "rng": rng_state(sampler=sampler, shuffle=shuffle),
-            "episode_length": episodes.length,
-        }
-        return run.save(checkpoint_payload(), resume)
-
-    def next_multiple(every: int) -> int:
-        return (global_step // every + 1) * every if every > 0 else math.inf
-
-    next_checkpoint = next_multiple(cfg.checkpoint_every)
-    next_eval = next_multiple(cfg.eval_every)
-    next_snapshot = next_multiple(cfg.snapshot_every) if cfg.league_past > 0 else math.inf
-    last_checkpoint = run.resume_from
-    v: View = view(venv)
-    run.progress(global_step)
-    start_time, start_step = time.time(), global_step
-
-    # ------------------------------------------------------------------ training loop
-    while global_step < cfg.total_timesteps and not run.out_of_time():
-        update += 1
-        lr = cfg.lr * (1.0 - global_step / cfg.total_timesteps) if cfg.anneal_lr else cfg.lr
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-
+    while loop.running():
+        loop.next_update()
         # 1. rollout: num_steps vector steps, the learner's decisions recorded per (slot, seat)
-        t0 = time.time()
-        net.eval()
-        for _ in range(cfg.num_steps):
-            learner = league.learner_rows(v.seat)
-            rows = np.flatnonzero(learner & (v.counts > 1))  # a single legal play is no decision
-            actions = v.legal[:, 0].astype(np.int64)  # that single play, where there is one
-            if rows.size:
-                legal, counts = v.legal[rows], v.counts[rows]
-                with torch.no_grad():
-                    scores, value = net(
-                        torch.as_tensor(v.obs[rows], device=device),
-                        torch.as_tensor(legal.astype(np.int64), device=device),
-                        torch.as_tensor(counts.astype(np.int64), device=device),
-                    )
-                    logp_all = torch.log_softmax(scores, dim=1)  # padding is -inf: probability 0
-                    pick = torch.multinomial(logp_all.exp(), 1, generator=sampler)
-                    logp = logp_all.gather(1, pick).squeeze(1)
-                pick = pick.squeeze(1).cpu().numpy()
-                actions[rows] = legal[np.arange(rows.size), pick]
-                store.record(
-                    rows, v.seat[rows], v.obs[rows], legal, counts, pick, logp.cpu().numpy(), value.cpu().numpy()
-                )
-            for agent, opp_rows in league.opponent_groups(learner):
-                actions[opp_rows] = agent.act(v.obs[opp_rows], v.legal[opp_rows], v.counts[opp_rows])
-            obs, rewards, ended, _, info = venv.step(actions)
-            store.credit(rewards * scale, ended)  # each seat's payoff to its pending decision
-            episodes.step(rewards, info["game_over"], info["winner"], league)
-            league.draw(np.flatnonzero(ended))  # new matches: new opponents
-            v = View(obs, info["seat"], info["legal_ids"], info["legal_counts"])
-            global_step += n_envs
-        rollout_seconds = time.time() - t0
+        rollout_seconds = loop.rollout(choose)
 
         # 2. advantages along each seat's decision chain
         n = store.size
@@ -182,7 +64,7 @@ def train(cfg: TrainConfig) -> RunResult:
         net.train()
         stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clipfrac")}
         for _epoch in range(cfg.update_epochs):
-            order = shuffle.permutation(train_idx)
+            order = loop.shuffle.permutation(train_idx)
             for start in range(0, len(order), cfg.minibatch_size):
                 idx = order[start : start + cfg.minibatch_size]
                 b = store.batch(idx)
@@ -233,56 +115,14 @@ def train(cfg: TrainConfig) -> RunResult:
         store.compact(~finished)  # unfinished decisions wait for their seat's next one
         update_seconds = time.time() - t0
 
-        # 4. logs
-        sps = (global_step - start_step) / max(time.time() - start_time, 1e-9)
+        # 4. logs, then snapshots, evaluation and checkpoints when due
         scalars = {f"losses/{k}": float(np.mean(x)) for k, x in stats.items() if x}
         y_pred, y_true = store_value_pairs(advantages, returns, train_idx)
-        scalars.update(
-            {
-                "charts/learning_rate": lr,
-                "charts/sps": sps,
-                "charts/decisions_trained": float(len(train_idx)),
-                "charts/rollout_seconds": rollout_seconds,
-                "charts/update_seconds": update_seconds,
-                "losses/explained_variance": explained_variance(y_pred, y_true),
-            }
-        )
-        scalars.update(episodes.scalars())
-        episodes.reset()
-        run.log(scalars, global_step)
-        run.advance(n_envs * cfg.num_steps, {"sps": f"{sps:,.0f}", "kl": f"{scalars.get('losses/approx_kl', 0):.4f}"})
+        scalars["charts/decisions_trained"] = float(len(train_idx))
+        scalars["losses/explained_variance"] = explained_variance(y_pred, y_true)
+        loop.end_update(scalars, rollout_seconds, update_seconds, {"kl": f"{scalars.get('losses/approx_kl', 0):.4f}"})
 
-        # 5. league snapshots, evaluation, checkpoints
-        if global_step >= next_snapshot:
-            league.add_snapshot(global_step, run.snapshot(checkpoint_payload()))
-            next_snapshot = next_multiple(cfg.snapshot_every)
-        if global_step >= next_eval:
-            agent = PolicyAgent(variant, copy.deepcopy(net), seed=cfg.seed, mode="greedy", device=device)
-            evals = run.evaluate(agent, global_step, cfg.eval_deals)
-            if evals:
-                run.say(
-                    f"step {global_step:,}: "
-                    + ", ".join(
-                        f"vs {k} {e.mean_payoff:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}] (them {e.opponent_mean_payoff:+.2f})"
-                        for k, e in evals.items()
-                    )
-                )
-            next_eval = next_multiple(cfg.eval_every)
-        if global_step >= next_checkpoint:
-            last_checkpoint = save_checkpoint()
-            next_checkpoint = next_multiple(cfg.checkpoint_every)
-
-    # ------------------------------------------------------------------ the end
-    seconds = time.time() - start_time
-    sps = (global_step - start_step) / max(seconds, 1e-9)
-    if last_checkpoint is None or not str(last_checkpoint).endswith(f"step_{global_step:012d}.pt"):
-        last_checkpoint = save_checkpoint()
-    if run.bar is not None:
-        run.bar.close()
-    agent = PolicyAgent(variant, copy.deepcopy(net), seed=cfg.seed, mode="greedy", device=device)
-    evals = final_report(run, "ppo", agent, last_checkpoint, global_step, global_step - start_step, seconds, sps)
-    run.close()
-    return RunResult(run.dir, last_checkpoint, global_step, seconds, sps, evals)
+    return loop.finish()
 
 
 def store_value_pairs(advantages: np.ndarray, returns: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
