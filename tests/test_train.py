@@ -305,6 +305,35 @@ def test_league_trains_only_the_learner_seat(tmp_path):
     assert 1 <= len(state["snapshots"]) <= cfg.max_snapshots
 
 
+def test_rollout_asks_the_trainer_only_for_the_learners_real_decisions(tmp_path):
+    """``SelfPlay.rollout`` passes ``choose`` only the learner's rows with more than one legal
+    play, plays the picked play, records each decision under the learner's seat, and counts steps."""
+    from train.loop import SelfPlay
+
+    cfg = tiny(tmp_path, league_self=0.0, league_baselines=1.0, baselines=["random"], num_steps=8)
+    loop = SelfPlay(cfg, "ppo", snapshot_mode="sample")
+    loop.start()
+    learner_seat = loop.league.learner_seat.copy()
+    asked: list[np.ndarray] = []
+
+    def choose(obs, legal, counts):
+        assert (counts > 1).all() and obs.shape == (len(counts), loop.venv.obs_size)
+        asked.append(legal[np.arange(len(counts)), counts - 1])  # the last legal play of each row
+        n = len(counts)
+        return counts - 1, np.zeros(n, np.float32), np.zeros(n, np.float32)
+
+    seconds = loop.rollout(choose)
+    assert seconds >= 0 and loop.global_step == cfg.num_envs * cfg.num_steps
+    n = loop.store.size
+    assert n == sum(len(a) for a in asked) > 0
+    assert (loop.store.counts[:n] > 1).all()
+    assert (loop.store.played(np.arange(n)) == np.concatenate(asked)).all()
+    still_playing = loop.episodes.length[loop.store.env[:n]] == cfg.num_steps  # no new match drawn
+    assert still_playing.any()
+    assert (loop.store.seat[:n][still_playing] == learner_seat[loop.store.env[:n][still_playing]]).all()
+    loop.run.close()
+
+
 @pytest.mark.parametrize("algo", ["ppo", "dmc"])
 def test_resume_continues_exactly(tmp_path, algo):
     """A run killed after its first checkpoint and resumed ends with the same weights as one that
