@@ -14,8 +14,8 @@ this package itself imports no torch.
 | ``networks`` | ``ActionScorer``: a state encoder and a (state, play) scorer run on the legal plays only |
 | ``storage`` | ``DecisionStore``: the learner's decisions linked per (match slot, seat); GAE and MC returns |
 | ``loop`` | ``SelfPlay``: what every trainer's loop shares (set-up, resume, rollouts, schedules, the end) |
-| ``ppo`` | PPO self-play, one file top to bottom |
-| ``dmc`` | Deep Monte-Carlo self-play (DouZero style), one file top to bottom |
+| ``ppo`` | PPO self-play: how it picks plays and its update, top to bottom around ``loop.SelfPlay`` |
+| ``dmc`` | Deep Monte-Carlo self-play (DouZero style): its picks and regression around ``loop.SelfPlay`` |
 | ``league`` | opponents per match slot: the current policy, past snapshots, baseline agents |
 | ``runner`` | run folder, TensorBoard, progress bar, checkpoints and resume, periodic and final evaluation |
 | ``checkpoint`` | checkpoint layout, atomic writes, ``weights_only`` loading |

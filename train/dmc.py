@@ -36,7 +36,7 @@ def train(cfg: TrainConfig) -> RunResult:
 
     def choose(obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
         """The best-scored legal play, or with probability ``epsilon`` a uniformly random one."""
-        q, _ = loop.scores(obs, legal, counts)
+        q, _ = net.score_arrays(obs, legal, counts)
         n = len(counts)
         pick = q.argmax(dim=1).cpu().numpy()
         random_pick = (explore.random(n) * counts).astype(np.int64)

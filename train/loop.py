@@ -173,15 +173,6 @@ class SelfPlay:
             group["lr"] = self.lr
         return self.lr
 
-    def scores(self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """The network's scores of each row's legal plays (padding ``-inf``) and its values, no grad."""
-        with torch.no_grad():
-            return self.net(
-                torch.as_tensor(obs, device=self.device),
-                torch.as_tensor(legal.astype(np.int64), device=self.device),
-                torch.as_tensor(counts.astype(np.int64), device=self.device),
-            )
-
     def rollout(self, choose: Choose) -> float:
         """``num_steps`` vector steps, the learner's decisions recorded per (slot, seat); returns
         the seconds it took."""

@@ -142,6 +142,19 @@ class ActionScorer(nn.Module):
         scores = scores.masked_scatter(valid, flat)
         return scores, value
 
+    @torch.no_grad()
+    def score_arrays(
+        self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``forward`` on NumPy arrays, moved to the network's device, without gradients: the
+        scores of each row's legal plays (padding ``-inf``) and the values."""
+        device = self.features.device
+        return self(
+            torch.as_tensor(np.asarray(obs, np.float32), device=device),
+            torch.as_tensor(np.asarray(legal_ids).astype(np.int64), device=device),
+            torch.as_tensor(np.asarray(legal_counts).astype(np.int64), device=device),
+        )
+
 
 class DenseHead(nn.Module):
     """For comparison only: the same state encoder with a 20k-wide output masked to the legal plays."""

@@ -69,11 +69,7 @@ class PolicyAgent(Agent):
             return out
         width = int(counts[rows].max())
         legal = legal_ids[rows, :width]
-        scores, _ = self.net(
-            torch.as_tensor(np.asarray(obs, np.float32)[rows], device=self.device),
-            torch.as_tensor(legal.astype(np.int64), device=self.device),
-            torch.as_tensor(counts[rows].astype(np.int64), device=self.device),
-        )
+        scores, _ = self.net.score_arrays(np.asarray(obs, np.float32)[rows], legal, counts[rows])
         if self.mode == "greedy":
             pick = scores.argmax(dim=1)
         else:

@@ -41,7 +41,7 @@ def train(cfg: TrainConfig) -> RunResult:
 
     def choose(obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
         """Sample a play from the softmax over the legal plays' scores (padding is -inf)."""
-        scores, value = loop.scores(obs, legal, counts)
+        scores, value = net.score_arrays(obs, legal, counts)
         logp_all = torch.log_softmax(scores, dim=1)  # padding is -inf: probability 0
         pick = torch.multinomial(logp_all.exp(), 1, generator=sampler)
         logp = logp_all.gather(1, pick).squeeze(1)
