@@ -177,6 +177,28 @@ def check_render_mode(render_mode: str | None) -> None:
         raise ValueError(f"render_mode must be None, 'human' or 'ansi'; got {render_mode!r}")
 
 
+class GameBacked:
+    """What the AEC and Gymnasium envs set up alike: their options checked, then a ``Game``
+    (the readable single-game view over the engine) and its variant, engine and action table."""
+
+    def _attach_game(
+        self,
+        variant: Variant | str | Path,
+        render_mode: str | None,
+        illegal_action: str,
+        illegal_penalty: float,
+        overrides: dict[str, Any],
+    ) -> None:
+        check_render_mode(render_mode)
+        self.illegal_penalty = check_illegal_options(illegal_action, illegal_penalty)
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.game = Game(variant, **overrides)
+        self.variant = self.game.variant
+        self.engine = self.game.engine
+        self.action_table = self.game.action_table
+
+
 def observation_space(obs_size: int, num_actions: int) -> spaces.Dict:
     """``Dict(observation=Box[0, 1] float32, action_mask=Box{0, 1} int8)``."""
     return spaces.Dict(
@@ -187,7 +209,7 @@ def observation_space(obs_size: int, num_actions: int) -> spaces.Dict:
     )
 
 
-class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
+class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
     """Big Two as an AEC environment without wrappers; see the module docstring."""
 
     metadata = {"render_modes": list(RENDER_MODES), "name": "bigtwo_v0", "is_parallelizable": False}
@@ -201,14 +223,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
         **overrides: Any,
     ) -> None:
         super().__init__()
-        check_render_mode(render_mode)
-        self.illegal_penalty = check_illegal_options(illegal_action, illegal_penalty)
-        self.illegal_action = illegal_action
-        self.render_mode = render_mode
-        self.game = Game(variant, **overrides)
-        self.variant = self.game.variant
-        self.engine = self.game.engine
-        self.action_table = self.game.action_table
+        self._attach_game(variant, render_mode, illegal_action, illegal_penalty, overrides)
         players = self.variant.players
         self.possible_agents = [f"player_{s}" for s in range(players)]
         self.agents = self.possible_agents[:]

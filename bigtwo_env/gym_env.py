@@ -60,8 +60,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec import RENDER_MODES, check_illegal_options, check_render_mode, observation_space
-from .game import Game, action_id
+from .aec import RENDER_MODES, GameBacked, observation_space
+from .game import action_id
 from .render import render_text
 from .variant import Variant
 
@@ -69,7 +69,7 @@ ENV_ID = "bigtwo/BigTwo-v0"
 MAX_REDEALS = 100  # matches that end before the learner's first turn are dealt again (tiny hands only)
 
 
-class BigTwoEnv(gymnasium.Env):
+class BigTwoEnv(GameBacked, gymnasium.Env):
     """One learner against opponent policies; see the module docstring."""
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
@@ -84,14 +84,7 @@ class BigTwoEnv(gymnasium.Env):
         illegal_penalty: float = -1.0,
         **overrides: Any,
     ) -> None:
-        check_render_mode(render_mode)
-        self.illegal_penalty = check_illegal_options(illegal_action, illegal_penalty)
-        self.illegal_action = illegal_action
-        self.render_mode = render_mode
-        self.game = Game(variant, **overrides)
-        self.variant = self.game.variant
-        self.engine = self.game.engine
-        self.action_table = self.game.action_table
+        self._attach_game(variant, render_mode, illegal_action, illegal_penalty, overrides)
         self.players = self.variant.players
         self.random_seat = seat == "random"
         self.seat = 0 if self.random_seat else self._check_seat(seat)
