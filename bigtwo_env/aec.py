@@ -198,6 +198,18 @@ class GameBacked:
         self.engine = self.game.engine
         self.action_table = self.game.action_table
 
+    def _play(self, a: int) -> str | None:
+        """Play action id ``a``. An illegal action changes nothing: under ``illegal_action: raise``
+        its ``ValueError`` propagates; otherwise its message is returned for the penalty."""
+        if self.illegal_action == "raise":
+            self.game.play_action(a)
+            return None
+        try:
+            self.game.play_action(a)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
 
 def observation_space(obs_size: int, num_actions: int) -> spaces.Dict:
     """``Dict(observation=Box[0, 1] float32, action_mask=Box{0, 1} int8)``."""
@@ -294,15 +306,10 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = action_id(action, self._num_actions)
-        if self.illegal_action == "raise":
-            self.game.play_action(a)  # an illegal action raises here and changes nothing
-        else:
-            try:
-                self.game.play_action(a)
-            except ValueError as exc:
-                self._penalise(agent, str(exc))
-                return
+        illegal = self._play(action_id(action, self._num_actions))
+        if illegal is not None:
+            self._penalise(agent, illegal)
+            return
         if self._rewarded:  # the last step ended a game: its rewards are collected
             for name in self.rewards:
                 self.rewards[name] = 0.0

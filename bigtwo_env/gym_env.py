@@ -175,16 +175,11 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self._done:
             raise ValueError("the episode is over (or has not started); call reset()")
-        a = action_id(action, self._num_actions)
-        if self.illegal_action == "raise":
-            self.game.play_action(a)  # an illegal action raises here and changes nothing
-        else:
-            try:
-                self.game.play_action(a)
-            except ValueError as exc:
-                self._done = True
-                info = {"seat": self.seat, "illegal_action": str(exc)}
-                return self._observe(), self.illegal_penalty, True, False, info
+        illegal = self._play(action_id(action, self._num_actions))
+        if illegal is not None:
+            self._done = True
+            info = {"seat": self.seat, "illegal_action": illegal}
+            return self._observe(), self.illegal_penalty, True, False, info
         self._collect()
         self._play_opponents()
         terminated = self.game.is_over
