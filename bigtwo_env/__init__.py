@@ -12,6 +12,8 @@ from .cards import Card, card_texts, format_cards, parse_cards
 from .combos import KINDS, Combo, beats, classify
 from .variant import Variant, load_variant, variant_names
 
+__version__ = "0.1.0"  # the one place the version is written (pyproject reads it)
+
 if TYPE_CHECKING:
     from .aec import env, raw_env
     from .engine import Engine
@@ -53,4 +55,3 @@ __all__ = [
     "raw_env",
     "variant_names",
 ]
-__version__ = "0.1.0"
