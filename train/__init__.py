@@ -51,8 +51,9 @@ See ``configs/train/default.yaml`` and ``configs/train/strong.yaml`` for the mea
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from bigtwo_env.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .config import TrainConfig, config_names, load_config, make_config
@@ -71,13 +72,7 @@ _LAZY = {
     "load_policy_agent": ".policy_agent",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
