@@ -8,33 +8,22 @@ import json
 import sys
 from typing import Any
 
+from bigtwo_env.settings import parse_settings
 
-def parse_overrides(items: list[str] | None, players: int | None = None) -> dict[str, Any]:
-    """``key=value`` texts as variant overrides; values read as YAML (``games=3``, ``pair_chain=true``).
 
-    >>> parse_overrides(["games=3", "pair_chain=true", "scoring=pairwise"], players=3)
-    {'games': 3, 'pair_chain': True, 'scoring': 'pairwise', 'players': 3}
-    """
-    import yaml
-
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--set expects key=value (a variant field), got {item!r}")
-        try:
-            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
-        except yaml.YAMLError:
-            out[key.strip()] = value
-    if players is not None:
-        out["players"] = players
-    return out
+def variant_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The variant fields ``--set KEY=VALUE`` and ``--players`` change (values read as YAML)."""
+    overrides = parse_settings(args.set, form="key=value (a variant field)")
+    if args.players is not None:
+        overrides["players"] = args.players
+    return overrides
 
 
 def _tournament(args: argparse.Namespace) -> int:
-    from .tournament import parse_agent_list, run_tournament
+    from .registry import parse_agent_list
+    from .tournament import run_tournament
 
-    overrides = parse_overrides(args.set, args.players)
+    overrides = variant_overrides(args)
     result = run_tournament(
         args.variant,
         parse_agent_list(args.agents),
@@ -60,7 +49,7 @@ def _tournament(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace) -> int:
     from .play import TerminalGame
 
-    overrides = parse_overrides(args.set, args.players)
+    overrides = variant_overrides(args)
     game = TerminalGame(
         args.variant,
         opponents=args.opponents,

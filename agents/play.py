@@ -35,7 +35,7 @@ from bigtwo_env.game import Game
 from bigtwo_env.variant import Variant
 
 from .base import Agent
-from .tournament import make_agent_from_spec, parse_agent_list
+from .registry import make_agent_from_spec, parse_agent_list
 
 HELP = """\
 How to play a turn:

@@ -48,7 +48,6 @@ import json
 import math
 import multiprocessing
 import os
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -62,12 +61,12 @@ import numpy as np
 from bigtwo_env.engine import Engine
 from bigtwo_env.variant import Variant, load_variant
 
-from .base import Agent, RandomAgent
+from .base import Agent
 from .rating import rate_deals
+from .registry import make_agent_from_spec
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 DEFAULT_CHUNK_DEALS = 250
-_OPTION = re.compile(r"^[A-Za-z_]\w*=")  # a "key=value" option part of an agent name
 
 
 def default_cores() -> int:
@@ -78,45 +77,6 @@ def default_cores() -> int:
 def default_workers() -> int:
     """min(2, usable CPU cores)."""
     return max(1, min(2, default_cores()))
-
-
-def make_agent_from_spec(spec: str | Agent, variant: Variant, seed: int | None = None) -> Agent:
-    """An ``Agent`` from a name or checkpoint path (via ``agents.make_agent``), or ``spec`` itself."""
-    if isinstance(spec, Agent):
-        return spec
-    import agents
-
-    make = getattr(agents, "make_agent", None)
-    if make is not None:
-        return make(spec, variant, seed=seed)
-    if spec == "random":  # before ``make_agent`` exists, the one agent this package has
-        return RandomAgent(variant, seed=seed)
-    raise ValueError(f"unknown agent {spec!r}: agents.make_agent is not available; known: random")
-
-
-def parse_agent_list(text: str) -> list[str]:
-    """Agent names or checkpoint paths from a comma list; ``NAME*N`` repeats a name N times, and
-    ``key=value`` parts continue the options of a ``name:key=value`` entry before them.
-
-    >>> parse_agent_list("heuristic, random*2, search:simulations=64,top_k=4")
-    ['heuristic', 'random', 'random', 'search:simulations=64,top_k=4']
-    """
-    out: list[str] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if out and ":" in out[-1] and _OPTION.match(part):
-            out[-1] = f"{out[-1]},{part}"
-            continue
-        name, star, count = part.rpartition("*")
-        if star and count.strip().isdigit() and name.strip():
-            out.extend([name.strip()] * int(count))
-        else:
-            out.append(part)
-    if not out:
-        raise ValueError("no agents given: list agent names or checkpoint paths, e.g. heuristic,random,random,random")
-    return out
 
 
 def _spec_name(spec: str | Agent) -> str:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import gymnasium
 
 from .actions import ActionTable, action_table
 from .cards import Card, card_texts, format_cards, parse_cards
 from .combos import KINDS, Combo, beats, classify
+from .lazy import lazy_attributes
 from .variant import Variant, load_variant, variant_names
+
+__version__ = "0.1.0"  # the one place the version is written (pyproject reads it)
 
 if TYPE_CHECKING:
     from .aec import env, raw_env
@@ -21,13 +23,7 @@ if TYPE_CHECKING:
 # Loaded on first use, so that importing the package does not compile the engine or load PettingZoo.
 _LAZY = {"Game": ".game", "env": ".aec", "raw_env": ".aec", "Engine": ".engine", "VectorEnv": ".vector"}
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 if "bigtwo/BigTwo-v0" not in gymnasium.registry:
@@ -53,4 +49,3 @@ __all__ = [
     "raw_env",
     "variant_names",
 ]
-__version__ = "0.1.0"

@@ -91,23 +91,18 @@ the given hands (one per seat) for the first game; other option keys are ignored
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .game import Game, action_id
-from .render import render_text
+from .game import action_id
+from .seat_env import RENDER_MODES, GameBacked, observation_space
 from .variant import Variant
-
-RENDER_MODES = ("human", "ansi")
-ILLEGAL_ACTIONS = ("raise", "penalty")
 
 
 def env(
@@ -160,67 +155,6 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         return str(self.env)
 
 
-def check_illegal_options(illegal_action: str, illegal_penalty: float) -> float:
-    """``illegal_penalty`` as a float, after checking both options; ``ValueError`` otherwise."""
-    if illegal_action not in ILLEGAL_ACTIONS:
-        raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_ACTIONS)}; got {illegal_action!r}")
-    if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float)):
-        raise ValueError(f"illegal_penalty must be a number, got {illegal_penalty!r}")
-    if not math.isfinite(illegal_penalty):
-        raise ValueError(f"illegal_penalty must be finite, got {illegal_penalty!r}")
-    return float(illegal_penalty)
-
-
-def check_render_mode(render_mode: str | None) -> None:
-    """``ValueError`` unless ``render_mode`` is ``None``, ``"human"`` or ``"ansi"``."""
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None, 'human' or 'ansi'; got {render_mode!r}")
-
-
-class GameBacked:
-    """What the AEC and Gymnasium envs set up alike: their options checked, then a ``Game``
-    (the readable single-game view over the engine) and its variant, engine and action table."""
-
-    def _attach_game(
-        self,
-        variant: Variant | str | Path,
-        render_mode: str | None,
-        illegal_action: str,
-        illegal_penalty: float,
-        overrides: dict[str, Any],
-    ) -> None:
-        check_render_mode(render_mode)
-        self.illegal_penalty = check_illegal_options(illegal_action, illegal_penalty)
-        self.illegal_action = illegal_action
-        self.render_mode = render_mode
-        self.game = Game(variant, **overrides)
-        self.variant = self.game.variant
-        self.engine = self.game.engine
-        self.action_table = self.game.action_table
-
-    def _play(self, a: int) -> str | None:
-        """Play action id ``a``. An illegal action changes nothing: under ``illegal_action: raise``
-        its ``ValueError`` propagates; otherwise its message is returned for the penalty."""
-        if self.illegal_action == "raise":
-            self.game.play_action(a)
-            return None
-        try:
-            self.game.play_action(a)
-        except ValueError as exc:
-            return str(exc)
-        return None
-
-
-def observation_space(obs_size: int, num_actions: int) -> spaces.Dict:
-    """``Dict(observation=Box[0, 1] float32, action_mask=Box{0, 1} int8)``."""
-    return spaces.Dict(
-        {
-            "observation": spaces.Box(0.0, 1.0, shape=(obs_size,), dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, shape=(num_actions,), dtype=np.int8),
-        }
-    )
-
-
 class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
     """Big Two as an AEC environment without wrappers; see the module docstring."""
 
@@ -240,11 +174,9 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         self.possible_agents = [f"player_{s}" for s in range(players)]
         self.agents = self.possible_agents[:]
         self._seat_of = {a: s for s, a in enumerate(self.possible_agents)}
-        num_actions, obs_size = self.action_table.size, self.engine.obs_size
+        num_actions, obs_size = self._num_actions, self._obs_size
         self.observation_spaces = {a: observation_space(obs_size, num_actions) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
-        self._num_actions, self._obs_size = num_actions, obs_size
-        self._seat_buf = np.zeros(1, np.int64)
         self._rng: np.random.Generator | None = None
         self._rewarded = False  # some reward is non-zero and must be cleared on the next step
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -292,14 +224,8 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         seat = self._seat_of.get(agent)
         if seat is None:
             self._check_agent(agent)
-        self._seat_buf[0] = seat
-        obs = np.empty(self._obs_size, np.float32)
-        self.engine.observe(self._seat_buf, obs.reshape(1, -1))
-        mask = np.zeros(self._num_actions, np.int8)
-        S = self.engine.state
-        if seat == S.current[0] and not self.terminations.get(agent, True):
-            mask[S.legal[0, : S.legal_n[0]]] = 1
-        return {"observation": obs, "action_mask": mask}
+        to_act = seat == self.engine.state.current[0] and not self.terminations.get(agent, True)
+        return self._observe_seat(seat, to_act)
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -343,14 +269,7 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
     # ------------------------------------------------------------ drawing
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='human' or 'ansi'")
-            return None
-        text = render_text(self.game, names=self.possible_agents)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+        return self._render(self.possible_agents)
 
     def close(self) -> None:
         """Nothing to release."""

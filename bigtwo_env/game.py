@@ -220,7 +220,7 @@ class Game:
         return result
 
     def play_agent(self, agent: Any) -> list[str]:
-        """Let ``agent`` (the ``agents`` interface: ``act(obs, legal_ids, legal_counts)``) choose
+        """Let ``agent`` (any object with ``act(obs, legal_ids, legal_counts)``) choose
         and play for the seat to act; returns the cards it played (``[]`` for a pass)."""
         if self.is_over:
             raise ValueError("the match is over; call reset() to start a new one")

@@ -21,12 +21,14 @@ generator at every reset. ``opponents``:
 
 * ``None``: every other seat plays a uniformly random legal action, drawn from the env's own
   generator (so ``reset(seed=...)`` makes whole episodes repeat);
-* an ``Agent`` (``agents.base``: ``act(obs, legal_ids, legal_counts)``) or an agent name such as
-  ``"random"``: it plays every other seat;
+* an agent (any object with ``act(obs, legal_ids, legal_counts)`` returning one action id per
+  row) or an agent name such as ``"random"``: it plays every other seat;
 * a list of ``P - 1`` of those: entry ``i`` plays the seat ``i + 1`` places after the learner.
 
-Names are built with ``agents.make_agent(name, variant, seed)`` and reseeded from the env's
-generator on ``reset(seed=...)``; ``Agent`` objects you pass keep their own randomness.
+Names are built by the agent factory an installed package declares as the entry point
+``make_agent`` of the group ``bigtwo.agent_factory`` (this project's: ``make_agent(name, variant,
+seed)``, with ``random``, ``greedy``, ``heuristic``, ``search`` and checkpoint paths) and reseeded
+from the env's generator on ``reset(seed=...)``; agent objects you pass keep their own randomness.
 
 An action outside ``[0, A)`` raises ``ValueError``. An illegal one (``illegal_action="penalty"``,
 the default here, since ``check_env`` and learners without masking sample the whole space) ends
@@ -53,6 +55,7 @@ Version history: v0, first release (bigtwo 0.1.0).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -60,12 +63,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec import RENDER_MODES, GameBacked, observation_space
 from .game import action_id
-from .render import render_text
+from .seat_env import RENDER_MODES, GameBacked, observation_space
 from .variant import Variant
 
 ENV_ID = "bigtwo/BigTwo-v0"
+AGENT_FACTORY_GROUP = "bigtwo.agent_factory"  # entry point make_agent(name, variant, seed) -> an agent
 MAX_REDEALS = 100  # matches that end before the learner's first turn are dealt again (tiny hands only)
 
 
@@ -89,10 +92,8 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
         self.random_seat = seat == "random"
         self.seat = 0 if self.random_seat else self._check_seat(seat)
         self.opponents, self._named = self._resolve_opponents(opponents)
-        self._num_actions, self._obs_size = self.action_table.size, self.engine.obs_size
         self.observation_space = observation_space(self._obs_size, self._num_actions)
         self.action_space = spaces.Discrete(self._num_actions)
-        self._seat_buf = np.zeros(1, np.int64)
         self._payoffs = np.zeros(self.players, np.float64)
         self._ended = False  # a game ended since the learner's last step
         self._done = True  # no episode under way: reset() first
@@ -224,41 +225,31 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
             self._collect()
 
     def _observe(self) -> dict[str, np.ndarray]:
-        self._seat_buf[0] = self.seat
-        obs = np.empty(self._obs_size, np.float32)
-        self.engine.observe(self._seat_buf, obs.reshape(1, -1))
-        mask = np.zeros(self._num_actions, np.int8)
-        S = self.engine.state
-        if not self._done and S.current[0] == self.seat:
-            mask[S.legal[0, : S.legal_n[0]]] = 1
-        return {"observation": obs, "action_mask": mask}
+        return self._observe_seat(self.seat, not self._done and self.engine.state.current[0] == self.seat)
 
     # ------------------------------------------------------------ drawing
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='human' or 'ansi'")
-            return None
-        names = [f"seat {s}" + (" (learner)" if s == self.seat else "") for s in range(self.players)]
-        text = render_text(self.game, names=names)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+        return self._render([f"seat {s}" + (" (learner)" if s == self.seat else "") for s in range(self.players)])
 
     def close(self) -> None:
         """Nothing to release."""
 
 
 def _make_agent(name: str, variant: Variant) -> Any:
-    """An opponent from its name, via ``agents.make_agent`` (imported only when names are used)."""
-    try:
-        from agents import make_agent
-    except ImportError as exc:
+    """An opponent from its name, by the agent factory an installed package declares (the entry
+    point ``make_agent`` of the group ``AGENT_FACTORY_GROUP``); imported only when names are used."""
+    found = [ep for ep in entry_points(group=AGENT_FACTORY_GROUP) if ep.name == "make_agent"]
+    if not found:
         raise ValueError(
-            f"opponent {name!r}: agent names need agents.make_agent ({exc}); pass Agent objects instead"
-        ) from None
-    return make_agent(name, variant, seed=None)
+            f"opponent {name!r}: no agent factory is installed (entry point 'make_agent' in group "
+            f"{AGENT_FACTORY_GROUP!r}); pass Agent objects instead"
+        )
+    try:
+        make = found[0].load()
+    except ImportError as exc:
+        raise ValueError(f"opponent {name!r}: the agent factory {found[0].value} cannot be imported ({exc})") from None
+    return make(name, variant, seed=None)
 
 
 def _check_agent_variant(agent: Any, variant: Variant) -> None:

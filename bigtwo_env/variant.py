@@ -147,6 +147,23 @@ class Variant:
             lines.append(f"  {key:<28} {value}")
         return "\n".join(lines)
 
+    @property
+    def worst_payoff(self) -> float:
+        """A floor under one seat's payoff for one game, settled from the cards left (``buy_in``,
+        ``rake`` and last-card liability aside), in payoff units (its inverse is a natural reward scale).
+
+        With ``n`` the most penalty cards a hand can count (``cards_per_player`` times
+        ``penalty_multiplier_for_twos``): ``cards`` -n, ``tiered`` -3n (a loser pays 3n at 13 cards
+        or more), ``pairwise`` -(players - 1) n (settling with every other seat), ``win_loss`` -1;
+        all times ``unit``. Exact for ``cards`` and ``tiered`` with 13 or more cards and no multiplier.
+
+        >>> load_variant("taiwan").worst_payoff, load_variant("japan").worst_payoff
+        (-13.0, -39.0)
+        """
+        n = self.cards_per_player * self.penalty_multiplier_for_twos
+        per_scoring = {"cards": n, "tiered": 3 * n, "pairwise": (self.players - 1) * n, "win_loss": 1}
+        return -float(per_scoring[self.scoring]) * self.unit
+
 
 def _window_spec(window: Window) -> str | dict[str, str]:
     """A window as YAML writes it: text, or ``{ranks, top}`` when the top card is not the last rank."""

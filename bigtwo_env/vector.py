@@ -1,4 +1,4 @@
-"""Vector environment for self-play trainers: N matches over the batched engine.
+"""Vector environment for self-play learning: N matches over the batched engine.
 
 Every step takes one action per game, for that game's seat to act, and returns, per game, the
 next seat to act, its observation, its legal actions (as a padded id list; the dense mask on

@@ -7,8 +7,16 @@ import numpy as np
 import pytest
 
 import agents
-from agents import GreedyAgent, HeuristicAgent, RandomAgent, SearchAgent, make_agent
-from agents.checkpoint import load_agent, register_loader, unregister_loader
+from agents import (
+    GreedyAgent,
+    HeuristicAgent,
+    RandomAgent,
+    SearchAgent,
+    load_agent,
+    make_agent,
+    register_loader,
+    unregister_loader,
+)
 from bigtwo_env import load_variant, variant_names
 from bigtwo_env.cards import cards_to_mask, parse_cards
 from bigtwo_env.engine import Engine

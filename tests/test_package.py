@@ -60,13 +60,13 @@ def test_wheel_ships_variant_configs(tmp_path: Path) -> None:
 
 
 def test_cli_lists_variants() -> None:
-    from bigtwo_env.cli import main
+    from bigtwo_cli import main
 
     assert main(["variants"]) == 0
 
 
 def test_cli_variants_output(capsys: pytest.CaptureFixture[str]) -> None:
-    from bigtwo_env.cli import main
+    from bigtwo_cli import main
 
     main(["variants"])
     listing = capsys.readouterr().out
@@ -77,3 +77,67 @@ def test_cli_variants_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert "opening_card" in shown and "3C" in shown
     assert main(["variants", "no-such-variant"]) == 2
     assert "allowed: hong-kong" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the command above the layers
+
+BLOCK_TORCH = "import sys; sys.modules['torch'] = None; sys.modules['tensorboard'] = None\n"  # as if not installed
+
+
+def test_version_has_one_source(capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.metadata
+
+    import bigtwo_env
+    from bigtwo_cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"bigtwo {bigtwo_env.__version__}"
+    assert importlib.metadata.version("bigtwo") == bigtwo_env.__version__  # pyproject reads it
+
+
+def test_python_m_bigtwo_cli_runs_the_command() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "bigtwo_cli", "variants", "japan"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.startswith("japan:") and "tiered" in out.stdout
+
+
+def test_the_rules_layer_imports_no_agents_or_trainers() -> None:
+    code = (
+        "import importlib, pkgutil, sys, bigtwo_env\n"
+        "for m in pkgutil.iter_modules(bigtwo_env.__path__):\n"
+        "    importlib.import_module('bigtwo_env.' + m.name)\n"
+        "print(sorted(n for n in sys.modules if n.split('.')[0] in ('agents', 'train', 'torch')))"
+    )
+    assert run_python(code).strip() == "[]"
+
+
+def test_bigtwo_works_without_torch() -> None:
+    code = BLOCK_TORCH + (
+        "import bigtwo_cli, train\n"
+        "from train import load_config\n"
+        "assert load_config('default', ['lr=1e-4']).lr == 1e-4\n"
+        "assert bigtwo_cli.main(['variants']) == 0\n"
+        "sys.exit(bigtwo_cli.main(['train', '--set', 'total_timesteps=64']))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 2, out.stderr
+    assert "bigtwo train: error: training needs torch and tensorboard" in out.stderr
+    assert "pip install 'bigtwo[train]'" in out.stderr
+
+
+def test_a_checkpoint_without_torch_is_a_clear_error(tmp_path: Path) -> None:
+    model = tmp_path / "model.pt"
+    model.write_bytes(b"\0")
+    code = BLOCK_TORCH + (
+        "from agents import make_agent\n"
+        "try:\n"
+        f"    make_agent({str(model)!r}, 'taiwan')\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    message = run_python(code)
+    assert "model.pt: .pt files are loaded by train.policy_agent:load_policy_agent" in message
+    assert "pip install 'bigtwo[train]'" in message

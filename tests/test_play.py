@@ -9,8 +9,8 @@ import pytest
 
 from agents.base import RandomAgent
 from agents.play import TerminalGame
+from bigtwo_cli import main
 from bigtwo_env import load_variant
-from bigtwo_env.cli import main
 
 
 class ScriptedReader:

@@ -21,8 +21,8 @@ torch = pytest.importorskip("torch")
 
 from bigtwo_env import load_variant  # noqa: E402
 from train import checkpoint as ckpt  # noqa: E402
-from train.cli import run_training  # noqa: E402
-from train.config import FIELDS, config_dir, config_names, field_docs, load_config, make_config  # noqa: E402
+from train import load_config, make_config, run_training  # noqa: E402
+from train.config import FIELDS, config_dir, config_names, field_docs  # noqa: E402
 from train.networks import ActionScorer, action_features, legal_mask, masked_log_softmax  # noqa: E402
 from train.storage import DecisionStore, gae, mc_returns  # noqa: E402
 
@@ -118,7 +118,7 @@ def test_bad_config_file_is_refused(tmp_path):
 
 
 def test_cli_refuses_bad_field(capsys):
-    from bigtwo_env.cli import main
+    from bigtwo_cli import main
 
     assert main(["train", "--set", "bogus=1"]) == 2
     err = capsys.readouterr().err
@@ -126,7 +126,7 @@ def test_cli_refuses_bad_field(capsys):
 
 
 def test_bigtwo_start_does_not_import_torch():
-    code = "import sys, bigtwo_env.cli as c; c.build_parser(); import bigtwo_env; print('torch' in sys.modules)"
+    code = "import sys, bigtwo_cli as c; c.build_parser(); import bigtwo_env; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
 

@@ -1,6 +1,9 @@
 """train: self-play trainers for Big Two (PPO and Deep Monte-Carlo), with a league, checkpoints
 and duplicate-tournament evaluation. Needs the ``train`` extra (torch, tensorboard); importing
-this package itself imports no torch.
+this package itself imports no torch: the training API below is loaded on first use.
+
+    from train import load_config, run_training
+    result = run_training(load_config("default", ["total_timesteps=20000", "num_envs=16"]))
 
     bigtwo train                                   default config: PPO on taiwan, ~7-16 min on 2 CPU cores
     bigtwo train --config dmc --set num_envs=256   another config, fields overridden
@@ -13,13 +16,14 @@ this package itself imports no torch.
 | ``config`` | ``TrainConfig`` (every hyperparameter, one-line docstrings), YAML loading, ``--set`` overrides |
 | ``networks`` | ``ActionScorer``: a state encoder and a (state, play) scorer run on the legal plays only |
 | ``storage`` | ``DecisionStore``: the learner's decisions linked per (match slot, seat); GAE and MC returns |
-| ``loop`` | ``SelfPlay``: what every trainer's loop shares (set-up, resume, rollouts, schedules, the end) |
+| ``loop`` | ``SelfPlay``: what every trainer's loop shares (set-up, resume, rollouts, schedules, the end); ``run_training`` |
 | ``ppo`` | PPO self-play: how it picks plays and its update, top to bottom around ``loop.SelfPlay`` |
 | ``dmc`` | Deep Monte-Carlo self-play (DouZero style): its picks and regression around ``loop.SelfPlay`` |
 | ``league`` | opponents per match slot: the current policy, past snapshots, baseline agents |
-| ``runner`` | run folder, TensorBoard, progress bar, checkpoints and resume, periodic and final evaluation |
-| ``checkpoint`` | checkpoint layout, atomic writes, ``weights_only`` loading |
-| ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (what ``agents.make_agent`` uses for ``.pt`` files) |
+| ``run`` | the run folder, TensorBoard, progress bar, periodic and final evaluation |
+| ``episodes`` | episode bookkeeping: the learner's game results per league opponent, game lengths |
+| ``checkpoint`` | checkpoint layout and resume state (env, RNGs, which config changes resume allows), atomic writes, ``weights_only`` loading |
+| ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (the ``.pt`` loader ``agents.make_agent`` finds by entry point) |
 | ``evaluate`` | duplicate tournaments (``agents.tournament``) of a trained agent against baselines |
 | ``cli`` | the ``bigtwo train`` subcommand |
 
@@ -44,3 +48,40 @@ Measured on this project's machine (2 CPU cores shared with other jobs, no GPU, 
 
 See ``configs/train/default.yaml`` and ``configs/train/strong.yaml`` for the measured runs and their evaluations.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bigtwo_env.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from .config import TrainConfig, config_names, load_config, make_config
+    from .loop import RunResult, run_training
+    from .policy_agent import PolicyAgent, load_policy_agent
+
+# The training API, loaded on first use so that ``import train`` (and ``bigtwo`` start-up) imports no torch.
+_LAZY = {
+    "TrainConfig": ".config",
+    "config_names": ".config",
+    "load_config": ".config",
+    "make_config": ".config",
+    "RunResult": ".loop",
+    "run_training": ".loop",
+    "PolicyAgent": ".policy_agent",
+    "load_policy_agent": ".policy_agent",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
+
+__all__ = [
+    "PolicyAgent",
+    "RunResult",
+    "TrainConfig",
+    "config_names",
+    "load_config",
+    "load_policy_agent",
+    "make_config",
+    "run_training",
+]

@@ -16,6 +16,14 @@ Only tensors and plain Python values are stored (NumPy arrays become tensors), s
 uses ``torch.load(weights_only=True)``: a checkpoint file cannot run code. Writes go to a
 temporary file in the same folder, are flushed to disk, then ``os.replace``d over the target,
 so a run killed mid-write (``kill -9``) leaves the previous checkpoint intact.
+
+Resume: a run whose folder already holds a checkpoint continues from its newest one (network,
+optimizer, RNG states, the vector env's matches, pending decisions, league, counters), so a run
+killed with ``kill -9`` loses only the steps since that checkpoint. Given the same seed, a
+resumed run continues exactly as the uninterrupted one would have (``tests/test_train.py``).
+Only fields that do not change what is learned may differ from the saved config on resume
+(``RESUMABLE_CHANGES``: run length, time limit, logging, evaluation, device, threads);
+``env_state`` and ``rng_state`` (with their ``load_`` inverses) are the resume state's parts.
 """
 
 from __future__ import annotations
@@ -23,10 +31,18 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+
+from .config import TrainConfig, make_config
+
+if TYPE_CHECKING:
+    from bigtwo_env.variant import Variant
+    from bigtwo_env.vector import VectorEnv
+
+    from .networks import ActionScorer
 
 FORMAT = "bigtwo-train/1"
 _STEP_FILE = re.compile(r"^step_(\d+)\.pt$")
@@ -54,6 +70,24 @@ def tensors_to_arrays(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return type(obj)(tensors_to_arrays(v) for v in obj)
     return obj
+
+
+def policy_payload(
+    algo: str, variant: Variant, cfg: TrainConfig, net: ActionScorer, step: int, update: int
+) -> dict[str, Any]:
+    """The policy part of a checkpoint (all of a league snapshot): every key of the table above but ``resume``."""
+    return {
+        "format": FORMAT,
+        "algo": algo,
+        "variant": {"name": variant.name, "settings": variant.to_dict()},
+        "config": cfg.to_dict(),
+        "model": {
+            "kwargs": dict(net.kwargs),
+            "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
+        },
+        "global_step": int(step),
+        "update": int(update),
+    }
 
 
 def atomic_save(payload: dict[str, Any], path: str | Path) -> Path:
@@ -109,3 +143,62 @@ def prune(run_dir: str | Path, keep: int) -> None:
         return
     for old in list_checkpoints(run_dir)[:-keep]:
         old.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- resume state
+
+RESUMABLE_CHANGES = {
+    "total_timesteps",
+    "time_limit_minutes",
+    "checkpoint_every",
+    "keep_checkpoints",
+    "eval_every",
+    "eval_deals",
+    "eval_opponents",
+    "final_eval_deals",
+    "progress",
+    "device",
+    "torch_threads",
+    "runs_dir",
+    "run_name",
+}
+
+
+def check_resumable(cfg: TrainConfig, saved: dict[str, Any], path: Path) -> None:
+    """``ValueError`` if ``cfg`` differs from the saved run's config in a field that matters."""
+    old = make_config(saved["config"], source=str(path))
+    diff = [k for k, v in cfg.to_dict().items() if k not in RESUMABLE_CHANGES and old.to_dict()[k] != v]
+    if diff:
+        shown = ", ".join(f"{k}: {old.to_dict()[k]!r} -> {cfg.to_dict()[k]!r}" for k in diff)
+        raise ValueError(
+            f"{path.parent.parent} already holds a run with another config ({shown}); resume it with "
+            f"`bigtwo train --resume {path.parent.parent}` or choose another run_name"
+        )
+
+
+def env_state(venv: VectorEnv) -> dict[str, np.ndarray]:
+    """Every array of the vector env's matches."""
+    return {name: arr.copy() for name, arr in venv.engine.state._asdict().items()}
+
+
+def load_env_state(venv: VectorEnv, state: dict[str, np.ndarray]) -> None:
+    """Put back what ``env_state`` saved (the matches continue where they were)."""
+    for name, arr in venv.engine.state._asdict().items():
+        arr[...] = np.asarray(state[name])
+
+
+def rng_state(**generators: Any) -> dict[str, Any]:
+    """States of NumPy generators and torch generators (and torch's global RNG)."""
+    out: dict[str, Any] = {"torch": torch.get_rng_state()}
+    for name, g in generators.items():
+        out[name] = g.bit_generator.state if isinstance(g, np.random.Generator) else g.get_state()
+    return out
+
+
+def load_rng_state(state: dict[str, Any], **generators: Any) -> None:
+    torch.set_rng_state(state["torch"])
+    for name, g in generators.items():
+        if isinstance(g, np.random.Generator):
+            g.bit_generator.state = state[name]
+        else:
+            g.set_state(state[name])

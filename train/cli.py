@@ -16,6 +16,7 @@ the same from the config saved in that run, ``--set`` changing only what may cha
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from pathlib import Path
 
 
@@ -48,6 +49,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_train)
 
 
+def _need_torch() -> None:
+    """``ValueError`` naming the ``train`` extra when torch (or TensorBoard) is not installed."""
+    missing = [name for name in ("torch", "tensorboard") if not _importable(name)]
+    if missing:
+        raise ValueError(
+            f"training needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not installed; "
+            "install the train extra: pip install 'bigtwo[train]'"
+        )
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or a broken install
+        return False
+
+
 def _train(args: argparse.Namespace) -> int:
     from .config import FIELDS, field_docs, load_config, make_config
 
@@ -58,6 +76,7 @@ def _train(args: argparse.Namespace) -> int:
             print(f"{name:<20} {default!r:<14} {docs.get(name, '')}")
         return 0
     if args.resume:
+        _need_torch()
         from . import checkpoint as ckpt
 
         run_dir = Path(args.resume)
@@ -70,15 +89,9 @@ def _train(args: argparse.Namespace) -> int:
         base = make_config({"run_name": run_dir.resolve().name, "runs_dir": str(run_dir.resolve().parent)}, base=base)
         cfg = load_config(base=base, overrides=args.overrides)
     else:
-        cfg = load_config(args.config or "default", args.overrides)
+        cfg = load_config(args.config or "default", args.overrides)  # checked before torch is needed
+        _need_torch()
+    from .loop import run_training
+
     run_training(cfg)
     return 0
-
-
-def run_training(cfg):
-    """Run the trainer ``cfg.algo`` names; returns its ``RunResult``."""
-    if cfg.algo == "ppo":
-        from .ppo import train
-    else:
-        from .dmc import train
-    return train(cfg)

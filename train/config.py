@@ -35,7 +35,8 @@ from typing import Any
 
 import yaml
 
-from bigtwo_env.variant import read_yaml_mapping
+from bigtwo_env.settings import parse_settings
+from bigtwo_env.variant import Variant, read_yaml_mapping
 
 ALGOS = ("ppo", "dmc")
 
@@ -158,6 +159,13 @@ class TrainConfig:
             return self.run_name
         stem = Path(self.variant).stem if self.variant.endswith((".yaml", ".yml")) else self.variant
         return f"{stem}__{self.algo}__{self.seed}__{int(time.time())}"
+
+    def resolved_reward_scale(self, variant: Variant) -> float:
+        """``reward_scale``, or (0 = auto) 1 / the most one seat can lose in one game of ``variant``
+        (``Variant.worst_payoff``)."""
+        if self.reward_scale > 0:
+            return self.reward_scale
+        return 1.0 / -variant.worst_payoff
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML-ready fields."""
@@ -299,22 +307,6 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
     return read_yaml_mapping(path), str(path)
 
 
-def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
-    """``["lr=1e-4", "baselines=[random]"]`` -> ``{"lr": 1e-4, ...}``, values read as YAML."""
-    out: dict[str, Any] = {}
-    for item in items:
-        name, sep, raw = item.partition("=")
-        name = name.strip().replace("-", "_")
-        if not sep or not name:
-            raise ValueError(f"--set expects FIELD=VALUE, got {item!r}; allowed fields: {_allowed()}")
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            value = raw
-        out[name] = value
-    return out
-
-
 def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConfig | None = None) -> TrainConfig:
     """A checked ``TrainConfig`` from ``data`` on top of ``base`` (default: the dataclass defaults)."""
     values = base.to_dict() if base is not None else {}
@@ -341,7 +333,10 @@ def load_config(
         cfg = make_config(data, source)
     else:
         cfg = base
-    extra = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides)
+    if isinstance(overrides, Mapping):
+        extra = dict(overrides)
+    else:
+        extra = parse_settings(overrides, form="FIELD=VALUE", hint=f"; allowed fields: {_allowed()}")
     return make_config(extra, "--set", base=cfg) if extra else cfg
 
 

@@ -4,7 +4,7 @@
 the scores of its legal plays, and what an update does with the recorded decisions. The rest
 of their loop is ``SelfPlay``:
 
-- **set-up**: the variant, the run folder (``train.runner.Run``: TensorBoard, seeds, threads),
+- **set-up**: the variant, the run folder (``train.run.Run``: TensorBoard, seeds, threads),
   the vector env, the ``ActionScorer``, Adam, the league and the ``DecisionStore``;
 - ``start(**generators)``: register the trainer's own random generators, resume from the run's
   newest checkpoint when there is one, start the progress bar;
@@ -47,27 +47,34 @@ import torch
 from bigtwo_env.variant import load_variant
 from bigtwo_env.vector import VectorEnv
 
-from .checkpoint import tensors_to_arrays
+from .checkpoint import env_state, load_env_state, load_rng_state, rng_state, tensors_to_arrays
 from .config import TrainConfig
+from .episodes import Episodes
 from .league import League
 from .networks import ActionScorer, action_features
 from .policy_agent import PolicyAgent
-from .runner import (
-    Episodes,
-    Run,
-    View,
-    env_state,
-    final_report,
-    load_env_state,
-    load_rng_state,
-    reward_scale,
-    rng_state,
-    view,
-)
+from .run import Run, final_report
 from .storage import DecisionStore
 
 # (obs, legal ids, legal counts) of the learner's deciding rows -> (pick, log-probability, value)
 Choose = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+@dataclass
+class View:
+    """What the trainer sees of the vector env before acting."""
+
+    obs: np.ndarray
+    seat: np.ndarray
+    legal: np.ndarray
+    counts: np.ndarray
+
+
+def view(venv: VectorEnv, obs: np.ndarray | None = None) -> View:
+    """The current observation, seat to act and legal lists of every slot."""
+    ids, counts = venv.engine.legal_actions()
+    obs = venv.engine.observe() if obs is None else obs
+    return View(obs, venv.engine.state.current.astype(np.int64), ids, counts)
 
 
 @dataclass
@@ -97,7 +104,7 @@ class SelfPlay:
         self.variant = load_variant(cfg.variant, **cfg.variant_settings)
         self.run = Run(cfg, self.variant)  # run folder, TensorBoard, seeds, threads, determinism
         self.device = self.run.device
-        self.scale = reward_scale(cfg, self.variant)
+        self.scale = cfg.resolved_reward_scale(self.variant)
         self.venv = VectorEnv(self.variant, num_envs=cfg.num_envs, seed=cfg.seed)
         players = self.variant.players
         self.net = ActionScorer(
@@ -272,3 +279,14 @@ class SelfPlay:
         )
         run.close()
         return RunResult(run.dir, self.last_checkpoint, step, seconds, sps, evals)
+
+
+def run_training(cfg: TrainConfig) -> RunResult:
+    """Run the trainer ``cfg.algo`` names (``train.ppo`` or ``train.dmc``); returns its ``RunResult``.
+
+    This is what ``bigtwo train`` runs once the config is read (``train.load_config``)."""
+    if cfg.algo == "ppo":
+        from .ppo import train
+    else:
+        from .dmc import train
+    return train(cfg)

@@ -2,8 +2,9 @@
 
 ``load_policy_agent(path, variant, seed)`` reads any checkpoint this package writes (a run's
 ``checkpoints/step_*.pt``, its ``league/snapshot_*.pt``) and returns a ``PolicyAgent``;
-``agents.checkpoint`` calls it for ``.pt`` paths, so ``bigtwo tournament`` and
-``bigtwo play --opponents runs/<run>/checkpoints/step_....pt`` accept trained agents.
+the package declares it as the loader of ``.pt`` and ``.pth`` files (entry points of the group
+``bigtwo.agent_loaders``, read by ``agents.registry``), so ``agents.make_agent``, ``bigtwo tournament``
+and ``bigtwo play --opponents runs/<run>/checkpoints/step_....pt`` accept trained agents.
 
 The network scores plays from their features (``train.networks``), not from fixed output
 slots, so an agent can play any variant with the same number of players (the observation size

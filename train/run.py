@@ -1,4 +1,4 @@
-"""What every trainer shares around its loop: the run folder, logs, checkpoints, resume, evaluation.
+"""A training run's home: its folder, TensorBoard writer, progress bar and evaluations.
 
 A run lives in ``runs/<run_name>/`` (``run_name`` defaults to ``variant__algo__seed__time``):
 
@@ -10,12 +10,11 @@ A run lives in ``runs/<run_name>/`` (``run_name`` defaults to ``variant__algo__s
 | ``league/snapshot_<N>.pt`` | past policies the league plays against |
 | ``final_eval.json`` | the final evaluation |
 
-Resume: a run whose folder already holds a checkpoint continues from its newest one (network,
-optimizer, RNG states, the vector env's matches, pending decisions, league, counters), so a run
-killed with ``kill -9`` loses only the steps since that checkpoint. Given the same seed, a
-resumed run continues exactly as the uninterrupted one would have (``tests/test_train.py``).
-Only fields that do not change what is learned may differ from the saved config on resume
-(``RESUMABLE_CHANGES``: run length, time limit, logging, evaluation, device, threads).
+``Run`` sets the run up (device, torch threads and determinism, the seed, the folder; it refuses
+a folder that holds a run with another config, see ``train.checkpoint.check_resumable``), logs
+scalars, drives the progress bar, writes checkpoints and league snapshots into the folder, and
+runs the periodic evaluations; ``final_report`` evaluates the final agent and prints where the
+run's files are.
 """
 
 from __future__ import annotations
@@ -23,36 +22,15 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from bigtwo_env.vector import VectorEnv
-
 from . import checkpoint as ckpt
-from .config import TrainConfig, make_config, to_yaml
+from .config import TrainConfig, to_yaml
 from .evaluate import Evaluation, evaluate, format_table
 from .networks import ActionScorer
-
-RESUMABLE_CHANGES = {
-    "total_timesteps",
-    "time_limit_minutes",
-    "checkpoint_every",
-    "keep_checkpoints",
-    "eval_every",
-    "eval_deals",
-    "eval_opponents",
-    "final_eval_deals",
-    "progress",
-    "device",
-    "torch_threads",
-    "runs_dir",
-    "run_name",
-}
 
 
 def resolve_device(name: str) -> torch.device:
@@ -60,73 +38,6 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
-
-
-def reward_scale(cfg: TrainConfig, variant) -> float:
-    """``cfg.reward_scale``, or (0 = auto) 1 / the most one seat can lose in one game."""
-    if cfg.reward_scale > 0:
-        return cfg.reward_scale
-    cpp = variant.cards_per_player * variant.penalty_multiplier_for_twos
-    worst = {"cards": cpp, "tiered": 3 * cpp, "pairwise": (variant.players - 1) * cpp, "win_loss": 1.0}
-    return 1.0 / (worst[variant.scoring] * variant.unit)
-
-
-@dataclass
-class View:
-    """What the trainer sees of the vector env before acting."""
-
-    obs: np.ndarray
-    seat: np.ndarray
-    legal: np.ndarray
-    counts: np.ndarray
-
-
-def view(venv: VectorEnv, obs: np.ndarray | None = None) -> View:
-    """The current observation, seat to act and legal lists of every slot."""
-    ids, counts = venv.engine.legal_actions()
-    obs = venv.engine.observe() if obs is None else obs
-    return View(obs, venv.engine.state.current.astype(np.int64), ids, counts)
-
-
-class Episodes:
-    """Game results of the learner's seats since the last log, by opponent label."""
-
-    def __init__(self, num_envs: int) -> None:
-        self.length = np.zeros(num_envs, np.int64)
-        self.reset()
-
-    def reset(self) -> None:
-        self.payoffs: dict[str, list[float]] = defaultdict(list)
-        self.wins: dict[str, list[float]] = defaultdict(list)
-        self.lengths: list[int] = []
-
-    def step(self, rewards: np.ndarray, game_over: np.ndarray, winner: np.ndarray, league) -> None:
-        """Count one step; record the games that ended (``rewards`` as the env reports them) under
-        their opponent's label (before the league draws the slots' next opponents)."""
-        self.length += 1
-        ended = np.flatnonzero(game_over)
-        if len(ended) == 0:
-            return
-        labels = league.labels(ended)
-        for e, label in zip(ended.tolist(), labels, strict=True):
-            seats = range(rewards.shape[1]) if label == "self" else [int(league.learner_seat[e])]
-            for s in seats:
-                self.payoffs[label].append(float(rewards[e, s]))
-                self.wins[label].append(float(winner[e] == s))
-            self.lengths.append(int(self.length[e]))
-            self.length[e] = 0
-
-    def scalars(self) -> dict[str, float]:
-        out: dict[str, float] = {}
-        every = [p for v in self.payoffs.values() for p in v]
-        if every:
-            out["charts/episodic_payoff"] = float(np.mean(every))
-            out["charts/games"] = float(len(self.lengths))
-            out["charts/episode_length"] = float(np.mean(self.lengths))
-        for label, values in self.payoffs.items():
-            out[f"charts/payoff_vs_{label}"] = float(np.mean(values))
-            out[f"charts/win_rate_vs_{label}"] = float(np.mean(self.wins[label]))
-        return out
 
 
 class Run:
@@ -148,7 +59,7 @@ class Run:
         resume_step = None
         if self.resume_from is not None:
             saved = ckpt.load(self.resume_from)
-            check_resumable(cfg, saved, self.resume_from)
+            ckpt.check_resumable(cfg, saved, self.resume_from)
             resume_step = int(saved["global_step"])
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "config.yaml").write_text(to_yaml(cfg, f"config of run {self.name}"), encoding="utf-8")
@@ -202,19 +113,8 @@ class Run:
     # ------------------------------------------------------------ checkpoints
 
     def payload(self, algo: str, net: ActionScorer, step: int, update: int) -> dict[str, Any]:
-        """The policy part of a checkpoint (also what league snapshots hold)."""
-        return {
-            "format": ckpt.FORMAT,
-            "algo": algo,
-            "variant": {"name": self.variant.name, "settings": self.variant.to_dict()},
-            "config": self.cfg.to_dict(),
-            "model": {
-                "kwargs": dict(net.kwargs),
-                "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
-            },
-            "global_step": int(step),
-            "update": int(update),
-        }
+        """The policy part of a checkpoint (also what league snapshots hold): ``ckpt.policy_payload``."""
+        return ckpt.policy_payload(algo, self.variant, self.cfg, net, step, update)
 
     def save(self, payload: dict[str, Any], resume: dict[str, Any]) -> Path:
         """Write a resumable checkpoint at ``payload['global_step']`` and prune old ones."""
@@ -255,46 +155,6 @@ class Run:
             self.bar.close()
         self.writer.flush()
         self.writer.close()
-
-
-def check_resumable(cfg: TrainConfig, saved: dict[str, Any], path: Path) -> None:
-    """``ValueError`` if ``cfg`` differs from the saved run's config in a field that matters."""
-    old = make_config(saved["config"], source=str(path))
-    diff = [k for k, v in cfg.to_dict().items() if k not in RESUMABLE_CHANGES and old.to_dict()[k] != v]
-    if diff:
-        shown = ", ".join(f"{k}: {old.to_dict()[k]!r} -> {cfg.to_dict()[k]!r}" for k in diff)
-        raise ValueError(
-            f"{path.parent.parent} already holds a run with another config ({shown}); resume it with "
-            f"`bigtwo train --resume {path.parent.parent}` or choose another run_name"
-        )
-
-
-def env_state(venv: VectorEnv) -> dict[str, np.ndarray]:
-    """Every array of the vector env's matches."""
-    return {name: arr.copy() for name, arr in venv.engine.state._asdict().items()}
-
-
-def load_env_state(venv: VectorEnv, state: dict[str, np.ndarray]) -> None:
-    """Put back what ``env_state`` saved (the matches continue where they were)."""
-    for name, arr in venv.engine.state._asdict().items():
-        arr[...] = np.asarray(state[name])
-
-
-def rng_state(**generators: Any) -> dict[str, Any]:
-    """States of NumPy generators and torch generators (and torch's global RNG)."""
-    out: dict[str, Any] = {"torch": torch.get_rng_state()}
-    for name, g in generators.items():
-        out[name] = g.bit_generator.state if isinstance(g, np.random.Generator) else g.get_state()
-    return out
-
-
-def load_rng_state(state: dict[str, Any], **generators: Any) -> None:
-    torch.set_rng_state(state["torch"])
-    for name, g in generators.items():
-        if isinstance(g, np.random.Generator):
-            g.bit_generator.state = state[name]
-        else:
-            g.set_state(state[name])
 
 
 def final_report(

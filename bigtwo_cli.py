@@ -5,60 +5,45 @@
     bigtwo tournament ...        duplicate-deal tournaments between agents
     bigtwo play ...              play a game in the terminal against agents
     bigtwo train ...             self-play training (needs the ``train`` extra: torch)
+    bigtwo --version             the installed version
 
-Each subcommand lives with the code it runs; this module only assembles them. Heavy imports
-(torch) happen inside the subcommand, never at start-up.
+This module sits above the three packages: the rules (``bigtwo_env``), the agents (``agents``)
+and the trainers (``train``). Each subcommand lives with the code it runs and is added here by
+its package's ``register`` function; handlers import what they need when they run, so start-up
+imports no torch, and ``bigtwo train`` says which extra to install when torch is missing.
+``python -m bigtwo_cli`` runs the same command.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
 
-from .variant import load_variant, variant_names
-
-# Modules that add subcommands: each has ``register(subparsers)``; their handlers import lazily.
-SUBCOMMAND_MODULES = ("bigtwo_env.bench", "agents.cli", "train.cli")
-
-
-def _variants(args: argparse.Namespace) -> int:
-    if args.name:
-        print(load_variant(args.name).describe())
-        return 0
-    from .actions import action_table
-
-    print(
-        f"{'variant':<12} {'players':>7} {'opening':>8} {'straights':>12} {'flush':>11} {'scoring':>9} {'actions':>8}"
-    )
-    for name in variant_names():
-        v = load_variant(name)
-        print(
-            f"{name:<12} {v.players:>7} {v.opening_card:>8} {v.straights_preset or 'custom':>12} "
-            f"{v.flush_order:>11} {v.scoring:>9} {action_table(v).size:>8}"
-        )
-    print("\n`bigtwo variants NAME` shows every setting of one variant.")
-    return 0
+from agents.cli import register as register_agent_commands
+from bigtwo_env import __version__
+from bigtwo_env.bench import register as register_bench
+from bigtwo_env.variants_command import register as register_variants
+from train.cli import register as register_train
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``bigtwo`` parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="bigtwo", description="Big Two reinforcement-learning kit")
+    parser.add_argument("--version", action="version", version=f"bigtwo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p = sub.add_parser("variants", help="list the rule variants or show one")
-    p.add_argument("name", nargs="?", help="a variant name or a YAML file")
-    p.set_defaults(func=_variants)
-    for module in SUBCOMMAND_MODULES:
-        try:
-            importlib.import_module(module).register(sub)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+    register_variants(sub)
+    register_bench(sub)
+    register_agent_commands(sub)
+    register_train(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``bigtwo`` with ``argv`` (default: the command line); returns the exit status.
+
+    A ``ValueError`` from a handler is printed as ``bigtwo COMMAND: error: ...`` (status 2)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

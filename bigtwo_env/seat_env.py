@@ -1,0 +1,122 @@
+"""What the PettingZoo AEC env and the Gymnasium env share: set-up, observing a seat, playing, drawing.
+
+Both environments are thin adapters over one ``Game`` (the single-game view of the batched
+engine). ``GameBacked`` holds what they do alike:
+
+- ``_attach_game``: check ``render_mode`` (``None``, ``"human"``, ``"ansi"``), ``illegal_action``
+  (``"raise"`` or ``"penalty"``) and ``illegal_penalty`` (a finite number), then build the
+  ``Game`` and keep its variant, engine and action table;
+- ``_observe_seat``: one seat's ``{"observation", "action_mask"}``, the mask all 0 unless that
+  seat is to act (``observation_space`` is the matching ``Dict`` space);
+- ``_play``: play an action id; an illegal one changes nothing and either raises ``ValueError``
+  or returns the reason for the adapter's penalty;
+- ``_render``: the table as text (``bigtwo_env.render``).
+
+What only one adapter does (PettingZoo's bookkeeping of who acts and who is rewarded, the
+Gymnasium env's opponents) stays in ``bigtwo_env.aec`` and ``bigtwo_env.gym_env``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .game import Game
+from .render import render_text
+from .variant import Variant
+
+RENDER_MODES = ("human", "ansi")
+ILLEGAL_ACTIONS = ("raise", "penalty")
+
+
+def check_illegal_options(illegal_action: str, illegal_penalty: float) -> float:
+    """``illegal_penalty`` as a float, after checking both options; ``ValueError`` otherwise."""
+    if illegal_action not in ILLEGAL_ACTIONS:
+        raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_ACTIONS)}; got {illegal_action!r}")
+    if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float)):
+        raise ValueError(f"illegal_penalty must be a number, got {illegal_penalty!r}")
+    if not math.isfinite(illegal_penalty):
+        raise ValueError(f"illegal_penalty must be finite, got {illegal_penalty!r}")
+    return float(illegal_penalty)
+
+
+def check_render_mode(render_mode: str | None) -> None:
+    """``ValueError`` unless ``render_mode`` is ``None``, ``"human"`` or ``"ansi"``."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None, 'human' or 'ansi'; got {render_mode!r}")
+
+
+class GameBacked:
+    """What the AEC and Gymnasium envs set up alike: their options checked, then a ``Game``
+    (the readable single-game view over the engine) and its variant, engine and action table."""
+
+    def _attach_game(
+        self,
+        variant: Variant | str | Path,
+        render_mode: str | None,
+        illegal_action: str,
+        illegal_penalty: float,
+        overrides: dict[str, Any],
+    ) -> None:
+        check_render_mode(render_mode)
+        self.illegal_penalty = check_illegal_options(illegal_action, illegal_penalty)
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.game = Game(variant, **overrides)
+        self.variant = self.game.variant
+        self.engine = self.game.engine
+        self.action_table = self.game.action_table
+        self._num_actions, self._obs_size = self.action_table.size, self.engine.obs_size
+        self._seat_buf = np.zeros(1, np.int64)
+
+    def _play(self, a: int) -> str | None:
+        """Play action id ``a``. An illegal action changes nothing: under ``illegal_action: raise``
+        its ``ValueError`` propagates; otherwise its message is returned for the penalty."""
+        if self.illegal_action == "raise":
+            self.game.play_action(a)
+            return None
+        try:
+            self.game.play_action(a)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    def _observe_seat(self, seat: int, to_act: bool) -> dict[str, np.ndarray]:
+        """``seat``'s observation and action mask; the mask marks the legal plays only when
+        ``to_act`` (the seat is to act in a live episode) and is all 0 otherwise."""
+        self._seat_buf[0] = seat
+        obs = np.empty(self._obs_size, np.float32)
+        self.engine.observe(self._seat_buf, obs.reshape(1, -1))
+        mask = np.zeros(self._num_actions, np.int8)
+        if to_act:
+            S = self.engine.state
+            mask[S.legal[0, : S.legal_n[0]]] = 1
+        return {"observation": obs, "action_mask": mask}
+
+    def _render(self, names: Sequence[str]) -> str | None:
+        """The table as text with seats labelled ``names``: returned (``ansi``), printed (``human``),
+        or a warning without a ``render_mode``."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='human' or 'ansi'")
+            return None
+        text = render_text(self.game, names=names)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+
+def observation_space(obs_size: int, num_actions: int) -> spaces.Dict:
+    """``Dict(observation=Box[0, 1] float32, action_mask=Box{0, 1} int8)``."""
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(0.0, 1.0, shape=(obs_size,), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, shape=(num_actions,), dtype=np.int8),
+        }
+    )
