@@ -63,10 +63,19 @@ PLAIN = {
     "penalty_multiplier_for_twos": 1,
     "games": 1,
     "target_score": 0,
+    "jqka2_suited": "flush",
+    "tiers": (),
+    "direction_per_game": "fixed",
 }
 TABLE = {
     "hong-kong": {"opening_card": "3D", "straights": "hk", "flush_order": "suit_first", "scoring": "cards"},
-    "taiwan": {"opening_card": "3C", "straights": "tw", "flush_order": "suit_first", "scoring": "cards"},
+    "taiwan": {
+        "opening_card": "3C",
+        "straights": "tw",
+        "flush_order": "suit_first",
+        "scoring": "cards",
+        "jqka2_suited": "no_play",
+    },
     "japan": {"opening_card": "3D", "straights": "jp", "flush_order": "rank_first", "scoring": "tiered"},
     "online-cn": {
         "opening_card": "lowest",
@@ -75,6 +84,7 @@ TABLE = {
         "scoring": "pairwise",
         "two_ends_trick": True,
         "last_card_rule": "liability",
+        "direction_per_game": "alternate",
     },
     "pusoy-dos": {
         "opening_card": "3C",

@@ -67,7 +67,14 @@ def reward_scale(cfg: TrainConfig, variant) -> float:
     if cfg.reward_scale > 0:
         return cfg.reward_scale
     cpp = variant.cards_per_player * variant.penalty_multiplier_for_twos
-    worst = {"cards": cpp, "tiered": 3 * cpp, "pairwise": (variant.players - 1) * cpp, "win_loss": 1.0}
+    collect = cpp * max([1.0, *(m for n, m in variant.tiers if n <= cpp)])  # the top bracket reached
+    worst = {
+        "cards": cpp,
+        "tiered": 3 * cpp,
+        "pairwise": (variant.players - 1) * cpp,
+        "win_loss": 1.0,
+        "collect": collect,
+    }
     return 1.0 / (worst[variant.scoring] * variant.unit)
 
 
