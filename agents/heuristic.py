@@ -825,7 +825,7 @@ def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, score
         hand = S.hands[g, seat]
         seen = hand
         for k in range(players):
-            s = (seat + k) % players
+            s = K.seat_after(seat, k, players, S.reverse[g])
             seen |= S.played[g, s]
             counts[k] = S.counts[g, s]
         i = decide(
@@ -835,7 +835,9 @@ def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, score
             players,
             cpp,
             np.int64(S.table_action[g]),
-            (np.int64(S.table_seat[g]) - np.int64(seat)) % players if S.table_seat[g] >= 0 else np.int64(-1),
+            np.int64(K.places_after(seat, S.table_seat[g], players, S.reverse[g]))
+            if S.table_seat[g] >= 0
+            else np.int64(-1),
             np.int64(S.duty[g]),
             np.int64(S.opening[g]),
             S.legal[g],

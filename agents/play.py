@@ -171,8 +171,7 @@ class TerminalGame:
         return "you" if seat == self.seat else f"seat {seat}"
 
     def _seats_from(self, first: int) -> list[int]:
-        p = self.variant.players
-        return [(first + k) % p for k in range(p)]
+        return self.game.play_order(first)
 
     # ------------------------------------------------------------ input
 

@@ -10,7 +10,8 @@ Per move (for a seat with more than one legal play):
    number of cards it holds (read from the observation); whatever is left over stayed undealt
    (three players, two players with 13 cards, or any deal of fewer than 52 cards).
 3. **Rollouts.** One batched ``Engine`` holds ``samples x candidates`` copies of the position
-   (``Engine.set_position``, the observer as seat 0, the other seats relative to it); each copy
+   (``Engine.set_position``, the observer as seat 0, the other seats relative to it, so in the
+   game's own play order even when that game is reversed, ``direction_per_game``); each copy
    plays its candidate, then every seat plays the heuristic in lockstep until every copy's game
    is over. Each candidate is tried on the same samples, so they are compared on equal deals.
 4. **Choice.** The candidate with the highest mean payoff for the observer's seat; ties go to

@@ -12,7 +12,7 @@ override) plays through the same environment.
 | Manual control | No (play by hand with ``bigtwo_env.Game``) |
 | Agents | ``player_0`` .. ``player_{P-1}``, ``player_i`` sits at seat ``i``; P = 4 unless ``players=2`` or ``3`` |
 | Action shape | (1,) |
-| Action values | [0, A): 19899 in ``taiwan``/``online-cn``, 18879 in ``hong-kong``/``pusoy-dos``, 17859 in ``japan`` |
+| Action values | [0, A): 19895 in ``taiwan``, 19899 in ``online-cn``, 18879 in ``hong-kong``/``pusoy-dos``, 17859 in ``japan`` |
 | Observation shape | ``observation`` (182 + 55 P,) float32 (402 for 4 players); ``action_mask`` (A,) int8 |
 | Observation values | [0, 1] |
 
@@ -53,7 +53,7 @@ play rules; ``action_table`` maps them to cards and back:
 >>> e.reset(seed=0)
 >>> t = e.unwrapped.action_table
 >>> t.size, t.decode(0)
-(19899, [])
+(19895, [])
 >>> [str(c) for c in t.decode(1)], t.kind(1)
 (['3D'], 'single')
 >>> t.kind(t.encode("3C 3D"))
@@ -77,7 +77,7 @@ An id outside ``[0, A)`` always raises.
 
 When a game ends every agent receives its payoff for that game, in the variant's scoring units:
 ``cards`` (taiwan, hong-kong, pusoy-dos) -n for n cards left and 0 for the winner, ``tiered``
-(japan) and ``pairwise`` (online-cn) zero-sum settlements, ``win_loss`` +1 / -1/(P-1). See
+(japan), ``collect`` and ``pairwise`` (online-cn) zero-sum settlements, ``win_loss`` +1 / -1/(P-1). See
 RULES.md. Every other step rewards 0. Episodes end by termination only (no truncation).
 
 ``reset(seed=s)`` deals exactly as ``Engine(seed=s)`` and ``Game(seed=s)``; a later ``reset()``

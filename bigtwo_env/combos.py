@@ -2,8 +2,9 @@
 
 ``classify(cards, variant)`` gives a ``Combo`` (kind and strength) or ``None``. Strength is a
 tuple that orders plays of one size as RULES.md says: a higher five-card class beats any lower
-class; within a class the variant's straight windows, flush order and suit order decide.
-``beats(play, table, variant)`` is true when ``play`` may answer ``table``.
+class; within a class the variant's straight windows, flush order and suit order decide. Where
+J-Q-K-A-2 is no straight window, ``jqka2_suited`` says whether the suited one is a flush or no
+play. ``beats(play, table, variant)`` is true when ``play`` may answer ``table``.
 
 Plays that compare equal (two pairs of nines that share their highest-suited card, say) can
 never meet in one game, since they share a card; among plays with no card in common, ``beats``
@@ -16,6 +17,11 @@ is a strict total order within a size.
 True
 >>> beats("5S 5H", "5D 5C", load_variant("taiwan"))
 True
+>>> classify("JS QS KS AS 2S", load_variant("taiwan")) is None  # no play at all in Taiwan
+True
+>>> classify("JS QS KS AS 2S", load_variant("online-cn")).kind
+'flush'
+
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ KINDS: tuple[str, ...] = (
 KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 FIVE_CARD_CLASSES = ("straight", "flush", "full_house", "four_of_a_kind", "straight_flush")
 PLAY_SIZES = (1, 2, 3, 5, 6)
+JQKA2_RANKS = frozenset(range(8, 13))  # J Q K A 2: no straight under ``tw``/``jp`` (``jqka2_suited``)
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,8 @@ def classify(cards: str | Iterable[str | int], variant: Variant) -> Combo | None
         kind, cls = ("straight_flush", 4) if is_flush else ("straight", 0)
         return Combo(hand, kind, (cls, w, top_suit(top_rank)))
     if is_flush:
+        if variant.jqka2_suited == "no_play" and set(ranks) == JQKA2_RANKS:
+            return None  # TW: "J-Q-K-A-2 is never a legal hand, even in one suit"
         desc = tuple(sorted(ranks, reverse=True))
         s = suit_rank[hand[0].suit]
         key = (1, s, *desc) if variant.flush_order == "suit_first" else (1, *desc, s)

@@ -9,6 +9,13 @@ single games with those seeds. A game here is one *match* of ``variant.games`` g
 game ends its payoffs are reported, and the next game is dealt at once (its winner leads)
 until the match is over.
 
+Play order: a game plays seat + 1 next, or seat - 1 when it is reversed (``Engine.reverse``, one
+flag per game, set as each game starts by ``direction_per_game``: ``fixed`` never, ``alternate``
+the match's 2nd, 4th, ... game, ``random`` drawn from the game's seed and deal number). A reversed
+game moves everything that follows the order: the turn, the last-card duty (the seat before the
+one-card holder), liability, the settlement order under ``buy_in`` and the observations' relative
+seats.
+
 >>> from bigtwo_env import load_variant
 >>> eng = Engine(load_variant("taiwan"), num_games=2, seed=7)
 >>> ids, n = eng.legal_actions()
@@ -99,17 +106,20 @@ def make_rules(variant: Variant, table: ActionTable) -> K.Rules:
     ip[K.IP_SCORING] = K.SCORINGS.index(variant.scoring)
     ip[K.IP_GAMES] = variant.games
     ip[K.IP_TWOS_MULT] = variant.penalty_multiplier_for_twos
+    ip[K.IP_DIRECTION] = K.DIRECTIONS_PER_GAME.index(variant.direction_per_game)
     fp = np.zeros(K.FP_NUM, dtype=np.float64)
     fp[K.FP_UNIT] = variant.unit
     fp[K.FP_BUY_IN] = variant.buy_in
     fp[K.FP_RAKE] = variant.rake
     fp[K.FP_TARGET] = variant.target_score
     windows = np.array([w for w, _top in variant.straights], dtype=np.int64).reshape(-1, 5)
+    tiers = np.array(variant.tiers, dtype=np.float64).reshape(-1, 2)
     return K.Rules(
         ip,
         fp,
         np.array(variant.suit_rank, dtype=np.int64),
         windows,
+        tiers,
         table.sizes,
         table.kinds,
         table.masks,
@@ -194,6 +204,7 @@ class Engine:
             passes=np.zeros(n, np.int8),
             opening=np.full(n, -1, np.int8),
             breach=np.zeros((n, p), np.bool_),
+            reverse=np.zeros(n, np.bool_),
             over=np.zeros(n, np.bool_),
             duty=np.zeros(n, np.int8),
             duty_card=np.full(n, -1, np.int8),
@@ -280,6 +291,7 @@ class Engine:
         match_scores: np.ndarray | None = None,
         games_played: int | np.ndarray = 0,
         breach: np.ndarray | None = None,
+        reverse: bool | np.ndarray = False,
     ) -> None:
         """Load a mid-game position into ``games`` (an index, a slice or an index array; the
         other games are untouched), then recompute the legal lists (search continues from it).
@@ -289,7 +301,8 @@ class Engine:
         the play to beat (0 when leading) made by ``table_seat`` (-1 when leading), followed by
         ``passes`` passes; ``opening`` the card the next play must hold (-1 none, only before the
         game's first play); match info: ``match_scores`` (P,), ``games_played``; ``breach`` (P,)
-        last-card flags (liability). Cards left are counted from ``hands``. Raises
+        last-card flags (liability); ``reverse`` the game's direction (True: seat - 1 plays next).
+        Cards left are counted from ``hands``. Raises
         ``ValueError`` naming the first inconsistency (a card held twice, an empty hand, ...)."""
         S, n, p = self.state, self.num_games, self.players
         rows = np.arange(n)[games]
@@ -319,6 +332,10 @@ class Engine:
         ms = per_game(0.0 if match_scores is None else match_scores, np.float64, (p,))
         gp = per_game(games_played, np.int64)
         br = per_game(False if breach is None else breach, np.bool_, (p,))
+        rv = np.asarray(reverse)
+        if rv.dtype != np.bool_:
+            raise ValueError(f"set_position: reverse must be True/False (one per game or one for all), got {reverse!r}")
+        rv = per_game(rv, np.bool_)
         full = np.uint64((1 << 52) - 1)
         if ((h | pl) & ~full).any():
             raise ValueError("set_position: card masks may only use bits 0..51")
@@ -362,6 +379,7 @@ class Engine:
         S.match_scores[rows] = ms
         S.games_played[rows] = gp.astype(np.int32)
         S.breach[rows] = br
+        S.reverse[rows] = rv
         S.over[rows] = False
         S.game_over[rows] = False
         S.match_over[rows] = False
@@ -472,6 +490,11 @@ class Engine:
     def current(self) -> np.ndarray:
         """Seat to act in each game (-1 once its match is over)."""
         return self.state.current
+
+    @property
+    def reverse(self) -> np.ndarray:
+        """Whether each game's current game plays in reversed seat order (seat - 1 next)."""
+        return self.state.reverse
 
     @property
     def over(self) -> np.ndarray:

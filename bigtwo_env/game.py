@@ -1,7 +1,8 @@
 """One game of Big Two to read and play by hand: a view over ``Engine(num_games=1)``.
 
 ``Game`` speaks card text (``"3C 3D"``, ``"pass"``) where the engine speaks action ids; the rules
-are the engine's. Seats are numbered ``0 .. players - 1`` in play order. A *match* is the
+are the engine's. Seats are numbered ``0 .. players - 1`` in play order; a reversed game
+(``direction_per_game``) plays them the other way round (``reversed``, ``play_order``). A *match* is the
 variant's ``games`` games: when a game ends the next is dealt at once (its winner leads) until
 the match is over, so ``is_over`` means the match is over; ``winner`` and ``payoffs`` are those
 of the last game finished and ``scores`` add the match up.
@@ -158,6 +159,26 @@ class Game:
     def passes(self) -> int:
         """Passes in a row since the play to beat."""
         return int(self.engine.state.passes[0])
+
+    @property
+    def reversed(self) -> bool:
+        """Whether this game plays in reversed seat order (seat - 1 next; ``direction_per_game``)."""
+        return bool(self.engine.state.reverse[0])
+
+    @property
+    def direction(self) -> str:
+        """This game's direction round the table: the variant's ``direction`` label, the other
+        one in a reversed game."""
+        if not self.reversed:
+            return self.variant.direction
+        return "clockwise" if self.variant.direction == "counterclockwise" else "counterclockwise"
+
+    def play_order(self, first: int = 0) -> list[int]:
+        """Every seat in this game's play order, starting at seat ``first``."""
+        if first not in range(self.players):
+            raise ValueError(f"first must be a seat 0..{self.players - 1}, got {first!r}")
+        step = -1 if self.reversed else 1
+        return [(first + step * k) % self.players for k in range(self.players)]
 
     @property
     def opening_card(self) -> str | None:

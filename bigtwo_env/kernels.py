@@ -7,6 +7,11 @@ batch in threads, one per core (Numba's ``prange`` does not write through a tupl
 Integer settings travel in ``ip`` (``IP_*`` indices), numbers in ``fp`` (``FP_*``). A card set is a
 ``uint64`` with bit ``c`` for card ``c``; a card's value (rank, then the variant's suit order)
 is ``rank * 4 + suit_rank[suit]``.
+
+Play order: each game has a direction, ``State.reverse`` (``direction_per_game``). A forward game
+plays seat + 1 next, a reversed one seat - 1; ``seat_after`` and ``places_after`` are the only
+places that step seats, so the turn, the last-card duty and liability (the seat before the one-card
+holder), the settlement order and the observations all follow the game's direction.
 """
 
 from __future__ import annotations
@@ -31,10 +36,11 @@ TWO_RANK = 12
 
 # Integer settings (ip) and number settings (fp).
 IP_PLAYERS, IP_CPP, IP_OPENING, IP_OPEN_EVERY, IP_PAIR_CHAIN, IP_TWO_ENDS = 0, 1, 2, 3, 4, 5
-IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_NUM = 6, 7, 8, 9, 10
+IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_DIRECTION, IP_NUM = 6, 7, 8, 9, 10, 11
 FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET, FP_NUM = 0, 1, 2, 3, 4
 LAST_CARD_RULES = ("off", "enforce", "liability")
-SCORINGS = ("cards", "tiered", "pairwise", "win_loss")
+SCORINGS = ("cards", "tiered", "pairwise", "win_loss", "collect")
+DIRECTIONS_PER_GAME = ("fixed", "alternate", "random")
 # Last-card duties of the seat to act (observation and liability): none, must lead 2+ cards,
 # must lead the highest single, a single answer must be the highest card.
 DUTY_NONE, DUTY_LEAD_MULTI, DUTY_LEAD_HIGHEST, DUTY_ANSWER_HIGHEST = 0, 1, 2, 3
@@ -47,6 +53,7 @@ class Rules(NamedTuple):
     fp: np.ndarray  # float64 settings, FP_* indices
     suit_rank: np.ndarray  # int64 (4,): strength of each physical suit
     windows: np.ndarray  # int64 (W, 5): straight windows' ranks
+    tiers: np.ndarray  # float64 (T, 2): collect's brackets (from cards, multiplier), rising
     sizes: np.ndarray
     kinds: np.ndarray
     masks: np.ndarray
@@ -71,6 +78,7 @@ class State(NamedTuple):
     passes: np.ndarray  # int8 (N,): passes in a row since the last play
     opening: np.ndarray  # int8 (N,): card the next play must hold, -1 none
     breach: np.ndarray  # bool (N, P): the seat before this one broke the last-card rule (liability)
+    reverse: np.ndarray  # bool (N,): this game plays in reversed seat order (seat - 1 next)
     over: np.ndarray  # bool (N,): match over and not reset
     duty: np.ndarray  # int8 (N,): last-card duty of the seat to act (DUTY_*)
     duty_card: np.ndarray  # int8 (N,): its highest card when the duty names it, else -1
@@ -110,6 +118,18 @@ def lookup(mask, hash_keys, hash_ids, bits):
         if hash_keys[slot] == mask:
             return i
         slot = (slot + U1) & cap_mask
+
+
+@njit(cache=True)
+def seat_after(seat, k, players, reverse):
+    """The seat ``k`` places after ``seat`` in a game's play order (``reverse``: seat - 1 next)."""
+    return (seat - k) % players if reverse else (seat + k) % players
+
+
+@njit(cache=True)
+def places_after(seat, other, players, reverse):
+    """How many places after ``seat`` the seat ``other`` plays (``seat_after``'s inverse)."""
+    return (seat - other) % players if reverse else (other - seat) % players
 
 
 @njit(cache=True)
@@ -167,9 +187,27 @@ def shuffled_deck(seed, deal_no):
 
 
 @njit(cache=True)
+def drawn_reverse(seed, deal_no):
+    """``direction_per_game: random``: whether the game started at deal number ``deal_no`` of the
+    game seeded ``seed`` plays reversed (SplitMix64, a stream apart from the shuffles')."""
+    state = seed ^ (np.uint64(deal_no) * np.uint64(0xD1B54A32D192ED03)) ^ np.uint64(0xA0761D6478BD642F)
+    _, z = splitmix64(state)
+    return (z >> np.uint64(63)) == U1
+
+
+@njit(cache=True)
 def start_game(g, R, S, leader):
-    """Set game ``g`` to its first turn once ``S.hands[g]`` is dealt. ``leader`` < 0: opening rule."""
+    """Set game ``g`` to its first turn once ``S.hands[g]`` is dealt. ``leader`` < 0: opening rule.
+    Its direction: ``fixed`` forward; ``alternate`` reversed in the match's 2nd, 4th, ... game;
+    ``random`` drawn from the seed and ``S.deal_count[g]`` (deals made so far)."""
     players = R.ip[IP_PLAYERS]
+    mode = R.ip[IP_DIRECTION]
+    if mode == 0:
+        S.reverse[g] = False
+    elif mode == 1:
+        S.reverse[g] = S.games_played[g] % 2 == 1
+    else:
+        S.reverse[g] = drawn_reverse(S.seeds[g], S.deal_count[g])
     dealt = U0
     for s in range(players):
         S.counts[g, s] = popcount(S.hands[g, s])
@@ -460,7 +498,7 @@ def legal_one(g, R, S):
             )
     _sort_prefix(out, n)
     rule = R.ip[IP_LAST_CARD]
-    if rule == 0 or S.counts[g, (s + 1) % players] != 1:
+    if rule == 0 or S.counts[g, seat_after(s, 1, players, S.reverse[g])] != 1:
         return n
     top = highest_card(hand, R.suit_rank)
     top_id = lookup(bit(top), R.hash_keys, R.hash_ids, R.bits)
@@ -508,11 +546,12 @@ def legal_all(R, S):
 
 
 @njit(cache=True)
-def settle(left, twos, winner, liable, ip, fp, bankroll, out):
+def settle(left, twos, winner, liable, reverse, ip, fp, tiers, bankroll, out):
     """Payoffs of a finished game into ``out`` (per seat, higher is better); see RULES.md.
 
     ``left``/``twos``: cards and 2s left per seat; ``liable``: the seat liable under the last-card
-    rule, or -1; ``bankroll``: each seat's money at the table when ``buy_in`` is set."""
+    rule, or -1; ``reverse``: the game's direction (the settlement order follows it); ``tiers``:
+    ``collect``'s brackets; ``bankroll``: each seat's money at the table when ``buy_in`` is set."""
     players = ip[IP_PLAYERS]
     scoring = ip[IP_SCORING]
     unit = fp[FP_UNIT]
@@ -544,8 +583,15 @@ def settle(left, twos, winner, liable, ip, fp, bankroll, out):
                 for j in range(players):
                     if counted[i] > counted[j]:
                         pay[i, j] = (counted[i] - counted[j]) * unit
-            else:  # win_loss
+            elif scoring == 3:  # win_loss
                 pay[i, winner] = unit / (players - 1)
+            else:  # collect: n, times the multiplier of the highest tier reached
+                n = counted[i]
+                multiplier = 1.0
+                for t in range(tiers.shape[0]):
+                    if n >= tiers[t, 0]:
+                        multiplier = tiers[t, 1]
+                pay[i, winner] = n * multiplier * unit
         if liable >= 0:
             base = np.zeros(players, dtype=np.float64)
             for i in range(players):
@@ -561,11 +607,11 @@ def settle(left, twos, winner, liable, ip, fp, bankroll, out):
         money = np.empty(players, dtype=np.float64)
         for s in range(players):
             money[s] = max(bankroll[s], 0.0) if buy_in > 0 else np.inf
-        # settle pair by pair in seat order from the winner, capped by the payer's money
+        # settle pair by pair in play order from the winner, capped by the payer's money
         for a in range(players):
-            i = (winner + a) % players
+            i = seat_after(winner, a, players, reverse)
             for b in range(a + 1, players):
-                j = (winner + b) % players
+                j = seat_after(winner, b, players, reverse)
                 net = pay[i, j] - pay[j, i]
                 payer, payee = (i, j) if net > 0 else (j, i)
                 amount = min(abs(net), money[payer])
@@ -592,6 +638,7 @@ def step_one(g, a, R, S, autoreset):
     for p in range(players):
         S.payoffs[g, p] = 0.0
     s = S.current[g]
+    after = seat_after(s, 1, players, S.reverse[g])
     if a == 0:
         S.passes[g] += 1
         if S.passes[g] >= players - 1:  # everyone else passed: the last player to play leads
@@ -600,7 +647,7 @@ def step_one(g, a, R, S, autoreset):
             S.table_seat[g] = -1
             S.passes[g] = 0
         else:
-            S.current[g] = (s + 1) % players
+            S.current[g] = after
         return
     d = S.duty[g]
     if d != DUTY_NONE and R.ip[IP_LAST_CARD] == 2:
@@ -610,7 +657,7 @@ def step_one(g, a, R, S, autoreset):
             or (d == DUTY_LEAD_HIGHEST and not top_single)
             or (d == DUTY_ANSWER_HIGHEST and R.sizes[a] == 1 and not top_single)
         ):
-            S.breach[g, (s + 1) % players] = True
+            S.breach[g, after] = True
     m = R.masks[a]
     S.hands[g, s] &= ~m
     S.played[g, s] |= m
@@ -628,7 +675,7 @@ def step_one(g, a, R, S, autoreset):
         S.table_action[g] = 0
         S.table_seat[g] = -1
     else:
-        S.current[g] = (s + 1) % players
+        S.current[g] = after
 
 
 @njit(cache=True)
@@ -643,8 +690,9 @@ def finish_game(g, s, R, S, autoreset):
         left[p] = S.counts[g, p]
         twos[p] = popcount(S.hands[g, p] & two_mask)
         bankroll[p] = R.fp[FP_BUY_IN] + S.match_scores[g, p]
-    liable = (s - 1) % players if (R.ip[IP_LAST_CARD] == 2 and S.breach[g, s]) else -1
-    settle(left, twos, s, liable, R.ip, R.fp, bankroll, S.payoffs[g])
+    before = seat_after(s, players - 1, players, S.reverse[g])
+    liable = before if (R.ip[IP_LAST_CARD] == 2 and S.breach[g, s]) else -1
+    settle(left, twos, s, liable, S.reverse[g], R.ip, R.fp, R.tiers, bankroll, S.payoffs[g])
     S.winner[g] = s
     S.game_over[g] = True
     S.games_played[g] += 1

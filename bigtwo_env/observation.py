@@ -1,7 +1,7 @@
 """Observations: what one seat sees, laid out relative to that seat, as a flat float32 vector.
 
-Relative seat ``k`` is the seat ``k`` places after the observer in play order (``k = 0`` is the
-observer). ``P`` is the number of players. Layout (``obs_size(P)`` = 182 + 55 P; 402 for 4):
+Relative seat ``k`` is the seat ``k`` places after the observer in the current game's play order
+(``k = 0`` is the observer; a reversed game counts the other way round the table). ``P`` is the number of players. Layout (``obs_size(P)`` = 182 + 55 P; 402 for 4):
 
 | range | what |
 |---|---|
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import U1, Rules, State
+from .kernels import U1, Rules, State, places_after, seat_after
 
 NUM_KINDS = 10
 EXTRA = 12
@@ -55,10 +55,10 @@ def observe_one(g, seat, R, S, out):
     _put_cards(out, 0, S.hands[g, seat])
     base = 52
     for k in range(players):
-        _put_cards(out, base + 52 * k, S.played[g, (seat + k) % players])
+        _put_cards(out, base + 52 * k, S.played[g, seat_after(seat, k, players, S.reverse[g])])
     base += 52 * players
     for k in range(players):
-        out[base + k] = S.counts[g, (seat + k) % players] / cpp
+        out[base + k] = S.counts[g, seat_after(seat, k, players, S.reverse[g])] / cpp
     base += players
     t = S.table_action[g]
     if t > 0:
@@ -67,7 +67,7 @@ def observe_one(g, seat, R, S, out):
     out[base + (R.kinds[t] if t > 0 else 0)] = 1.0
     base += NUM_KINDS
     if S.table_seat[g] >= 0:
-        out[base + (S.table_seat[g] - seat) % players] = 1.0
+        out[base + places_after(seat, S.table_seat[g], players, S.reverse[g])] = 1.0
     base += players
     out[base + min(S.passes[g], players - 1)] = 1.0
     base += players

@@ -1,7 +1,8 @@
 """Drawing a game: plain text for terminals and logs, small HTML card boxes for notebooks.
 
-Both show the same things: the variant and game number, each seat with its card count and
-hand (all hands, or only ``viewer``'s), the play on the table and who made it, whose turn it
+Both show the same things: the variant and game number, the play order (an arrow, the
+direction round the table, and the seats in order from seat 0; it changes from game to game under
+``direction_per_game``), each seat with its card count and hand (all hands, or only ``viewer``'s), the play on the table and who made it, whose turn it
 is, and once a game is over its winner and payoffs (and the match scores when a match has
 several games). ``names`` relabels the seats (the AEC environment passes ``player_0`` ...).
 
@@ -48,6 +49,14 @@ def _title(game: Game) -> str:
     return f"Big Two · {game.variant.name} · game {game.game_number} of {game.variant.games}"
 
 
+def _order(game: Game, labels: list[str]) -> str:
+    """The game's play order, e.g. ``play order ↺ counterclockwise: seat 0 → seat 1 → seat 2``."""
+    arrow = "↺" if game.direction == "counterclockwise" else "↻"
+    reversed_note = " (reversed this game)" if game.reversed else ""
+    seats = " → ".join(labels[s] for s in game.play_order())
+    return f"play order {arrow} {game.direction}{reversed_note}: {seats}"
+
+
 def _table(game: Game, labels: list[str]) -> str:
     """What kind of play lies on the table and who made it (``empty`` when leading)."""
     if not game.table:
@@ -78,7 +87,7 @@ def render_text(game: Game, names: Sequence[str] | None = None, viewer: int | No
     labels = _labels(game, names, viewer)
     width = max(len(x) for x in labels)
     hands, left, turn = game.hands, game.cards_left, game.current_player
-    lines = [_title(game)]
+    lines = [_title(game), _order(game, labels)]
     for s in range(game.players):
         mark = ">" if s == turn else " "
         hand = " ".join(hands[s]) if viewer is None or viewer == s else "(hidden)"
@@ -114,6 +123,7 @@ def render_html(game: Game, names: Sequence[str] | None = None, viewer: int | No
     parts = [
         '<div class="bigtwo" style="font-family:sans-serif;font-size:13px;line-height:1.6">',
         f'<div style="font-weight:700">{escape(_title(game))}</div>',
+        f"<div>{escape(_order(game, labels))}</div>",
         f'<table style="border-collapse:collapse">{"".join(rows)}</table>',
     ]
     if not game.is_over:

@@ -12,11 +12,13 @@ given take the defaults below (4 players, 13 cards, settings off).
 | opening_card | a card (``3D``, ``3C``, ...) or ``lowest`` | 3D |
 | opening_every_game | bool | false |
 | straights | ``hk``, ``tw``, ``jp``, ``jp_a2345_low`` or a list of windows | hk |
+| jqka2_suited | ``flush``, ``no_play`` (J-Q-K-A-2 in one suit where it is no straight window) | flush |
 | flush_order | ``suit_first``, ``rank_first`` | suit_first |
 | pair_chain | bool | false |
 | two_ends_trick | bool | false |
 | last_card_rule | ``off``, ``enforce``, ``liability`` | off |
-| scoring | ``cards``, ``tiered``, ``pairwise``, ``win_loss`` | cards |
+| scoring | ``cards``, ``tiered``, ``pairwise``, ``win_loss``, ``collect`` | cards |
+| tiers | ``collect`` only: ``[[from_cards, multiplier], ...]``, from_cards rising | [] (none) |
 | unit | number > 0 | 1 |
 | buy_in | number >= 0 (0 = no table stakes) | 0 |
 | rake | number >= 0 | 0 |
@@ -24,10 +26,24 @@ given take the defaults below (4 players, 13 cards, settings off).
 | games | integer >= 1 (games per match) | 1 |
 | target_score | number >= 0 (0 = off) | 0 |
 | direction | ``clockwise``, ``counterclockwise`` (labelling only) | counterclockwise |
+| direction_per_game | ``fixed``, ``alternate``, ``random`` (play order of each game of a match) | fixed |
 
 A straight window is five ranks written lowest first, as text ``"A-2-3-4-5"`` or a list; its
 top card (whose suit breaks ties) is the last rank written unless given as
 ``{ranks: A-2-3-4-5, top: "2"}``. Windows are listed lowest straight first.
+
+``jqka2_suited`` only matters where J-Q-K-A-2 is not a straight window (``tw``, ``jp``): ``flush``
+keeps the suited J-Q-K-A-2 a flush (CN), ``no_play`` makes it no play at all (TW: "never a legal
+hand, even in one suit").
+
+``tiers`` multiply a ``collect`` loser's payment by its bracket: ``[[10, 2], [13, 3]]`` pays n
+(cards left, 2s counted with ``penalty_multiplier_for_twos``) for 1..9, 2n from 10 and 3n from 13
+cards, as ``tiered`` does. ``[]``: every loser pays n.
+
+``direction_per_game``: ``fixed`` plays every game of a match in seat order (seat + 1 next);
+``alternate`` reverses the order in the match's 2nd, 4th, ... game; ``random`` draws each game's
+order from the game's seed and deal number. A reversed game plays seat - 1 next, which also moves
+the last-card duty and the settlement order (see ``Engine``).
 
 >>> v = load_variant("taiwan")
 >>> v.opening_card, v.straights_preset, v.scoring
@@ -68,8 +84,10 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "players": (2, 3, 4),
     "flush_order": ("suit_first", "rank_first"),
     "last_card_rule": ("off", "enforce", "liability"),
-    "scoring": ("cards", "tiered", "pairwise", "win_loss"),
+    "scoring": ("cards", "tiered", "pairwise", "win_loss", "collect"),
     "direction": ("clockwise", "counterclockwise"),
+    "direction_per_game": ("fixed", "alternate", "random"),
+    "jqka2_suited": ("flush", "no_play"),
 }
 DEFAULT_VARIANT = "taiwan"
 
@@ -86,11 +104,13 @@ class Variant:
     opening_every_game: bool = False
     straights: tuple[Window, ...] = STRAIGHT_PRESETS["hk"]
     straights_preset: str | None = "hk"
+    jqka2_suited: str = "flush"
     flush_order: str = "suit_first"
     pair_chain: bool = False
     two_ends_trick: bool = False
     last_card_rule: str = "off"
     scoring: str = "cards"
+    tiers: tuple[tuple[int, float], ...] = ()
     unit: float = 1.0
     buy_in: float = 0.0
     rake: float = 0.0
@@ -98,6 +118,7 @@ class Variant:
     games: int = 1
     target_score: float = 0.0
     direction: str = "counterclockwise"
+    direction_per_game: str = "fixed"
     description: str = field(default="", compare=False)
 
     @property
@@ -112,7 +133,7 @@ class Variant:
 
     def rules_key(self) -> tuple[Any, ...]:
         """The fields that decide which plays exist and how they compare (the action table)."""
-        return (self.suit_order, self.straights, self.flush_order, self.pair_chain)
+        return (self.suit_order, self.straights, self.jqka2_suited, self.flush_order, self.pair_chain)
 
     def replace(self, **overrides: Any) -> Variant:
         """A copy with some fields changed, checked like ``load_variant``."""
@@ -131,6 +152,8 @@ class Variant:
                 value = self.straights_preset or [_window_spec(w) for w in value]
             elif f.name == "suit_order":
                 value = list(value)
+            elif f.name == "tiers":
+                value = [[cards, multiplier] for cards, multiplier in value]
             out[f.name] = value
         return out
 
@@ -144,6 +167,8 @@ class Variant:
                 value = " < ".join(SUIT_SYMBOLS[SUITS.index(s)] for s in value)
             elif key == "straights" and isinstance(value, str):
                 value = f"{value} ({', '.join(_window_text(w) for w in self.straights)})"
+            elif key == "tiers":
+                value = ", ".join(f"x{m:g} from {n} cards" for n, m in self.tiers) or "none"
             lines.append(f"  {key:<28} {value}")
         return "\n".join(lines)
 
@@ -154,14 +179,22 @@ class Variant:
 
         With ``n`` the most penalty cards a hand can count (``cards_per_player`` times
         ``penalty_multiplier_for_twos``): ``cards`` -n, ``tiered`` -3n (a loser pays 3n at 13 cards
-        or more), ``pairwise`` -(players - 1) n (settling with every other seat), ``win_loss`` -1;
+        or more), ``pairwise`` -(players - 1) n (settling with every other seat), ``win_loss`` -1,
+        ``collect`` -n times the highest ``tiers`` multiplier that n cards reach (1 without tiers);
         all times ``unit``. Exact for ``cards`` and ``tiered`` with 13 or more cards and no multiplier.
 
         >>> load_variant("taiwan").worst_payoff, load_variant("japan").worst_payoff
         (-13.0, -39.0)
         """
         n = self.cards_per_player * self.penalty_multiplier_for_twos
-        per_scoring = {"cards": n, "tiered": 3 * n, "pairwise": (self.players - 1) * n, "win_loss": 1}
+        collect = n * max([1.0, *(mult for start, mult in self.tiers if start <= n)])
+        per_scoring = {
+            "cards": n,
+            "tiered": 3 * n,
+            "pairwise": (self.players - 1) * n,
+            "win_loss": 1,
+            "collect": collect,
+        }
         return -float(per_scoring[self.scoring]) * self.unit
 
 
@@ -208,6 +241,26 @@ def _parse_window(source: str, item: Any) -> Window:
     return ranks, top
 
 
+def _parse_tiers(source: str, value: Any) -> tuple[tuple[int, float], ...]:
+    """``tiers`` as ``((from_cards, multiplier), ...)``, from_cards strictly rising."""
+    allowed = (
+        "a list of [from_cards, multiplier] pairs with from_cards integers >= 1 strictly rising and "
+        "multipliers numbers > 0, e.g. [[10, 2], [13, 3]]; [] for none"
+    )
+    if not isinstance(value, (list, tuple)):
+        raise _fail(source, "tiers", value, allowed)
+    out: list[tuple[int, float]] = []
+    for item in value:
+        ok = isinstance(item, (list, tuple)) and len(item) == 2
+        cards, multiplier = item if ok else (None, None)
+        ok = ok and isinstance(cards, int) and not isinstance(cards, bool) and cards >= 1
+        ok = ok and isinstance(multiplier, (int, float)) and not isinstance(multiplier, bool) and multiplier > 0
+        if not ok or (out and cards <= out[-1][0]):
+            raise _fail(source, "tiers", value, allowed)
+        out.append((cards, float(multiplier)))
+    return tuple(out)
+
+
 def _build(data: dict[str, Any], source: str) -> Variant:
     known = {f.name for f in dataclasses.fields(Variant)} - {"straights_preset"}
     unknown = sorted(set(data) - known)
@@ -219,6 +272,11 @@ def _build(data: dict[str, Any], source: str) -> Variant:
     if "straights" in kw:
         kw["straights"], kw["straights_preset"] = kw["straights"]
     variant = Variant(**kw)
+    if variant.tiers and variant.scoring != "collect":
+        raise ValueError(
+            f"{source}: field 'tiers' is set ({data['tiers']!r}) but only scoring 'collect' uses it; "
+            f"scoring is {variant.scoring!r}: set scoring: collect or tiers: []"
+        )
     if variant.players * variant.cards_per_player > 52:
         raise ValueError(
             f"{source}: {variant.players} players x {variant.cards_per_player} cards needs "
@@ -277,6 +335,8 @@ def _check_field(source: str, name: str, value: Any) -> Any:
         windows = tuple(_parse_window(source, w) for w in value)
         need(len({frozenset(w[0]) for w in windows}) == len(windows), "each window's ranks listed once")
         return windows, None
+    if name == "tiers":
+        return _parse_tiers(source, value)
     if name in ("unit",):
         need(is_num and value > 0, "a number > 0")
         return float(value)

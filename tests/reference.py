@@ -12,7 +12,8 @@ Conventions (RULES.md and the project's reading of it):
 
 * A card id is ``rank * 4 + suit``; rank 0..12 is 3..2, suit 0..3 is D, C, H, S (physical).
   ``variant.suit_rank[suit]`` is the suit's strength.
-* Play order is always seat + 1 (mod players); ``direction`` is display only.
+* Play order is seat + 1 (mod players), or seat - 1 in a reversed game (``RefGame(reverse=True)``;
+  ``RefMatch`` reverses a game by ``direction_per_game``); ``direction`` is display only.
 * ``frozenset()`` stands for a pass.
 * Payoffs are per seat, higher is better (under ``cards`` scoring a loser scores ``-n``).
 
@@ -116,6 +117,8 @@ def ref_classify(cards: frozenset[int], variant: Variant) -> tuple[str, tuple] |
                 return ("straight_flush", (4, index, top_suit))
             return ("straight", (0, index, top_suit))
         if is_flush:
+            if variant.jqka2_suited == "no_play" and set(ranks) == {8, 9, 10, 11, 12}:
+                return None  # TW: J-Q-K-A-2 (no straight here) is never a legal hand, even in one suit
             (suit,) = suits
             if variant.flush_order == "suit_first":
                 return ("flush", (1, sr[suit], tuple(ranks)))
@@ -202,7 +205,8 @@ class RefGame:
     lowest card dealt, for ``lowest`` or when the named card was not dealt) leads and the
     first play must contain that card. With ``leader`` given, that seat leads freely (unless
     ``opening_card`` is also given, which the first play must then contain). With only
-    ``opening_card`` given, its holder leads and must play it.
+    ``opening_card`` given, its holder leads and must play it. ``reverse``: the game plays
+    towards lower seat numbers (seat - 1 acts next).
     """
 
     def __init__(
@@ -211,9 +215,12 @@ class RefGame:
         hands: Sequence[Iterable[int]],
         leader: int | None = None,
         opening_card: int | None = None,
+        reverse: bool = False,
     ) -> None:
         self.variant = variant
         self.players = variant.players
+        self.reverse = reverse
+        self.step_of_play = -1 if reverse else 1  # seat number change from one player to the next
         self.hands: list[set[int]] = [{int(c) for c in h} for h in hands]
         if len(self.hands) != self.players:
             raise ValueError(f"{len(self.hands)} hands for {self.players} players")
@@ -249,7 +256,7 @@ class RefGame:
     # ---- legality -------------------------------------------------------------------
 
     def next_seat(self, seat: int | None = None) -> int:
-        return ((self.current if seat is None else seat) + 1) % self.players
+        return ((self.current if seat is None else seat) + self.step_of_play) % self.players
 
     def _unrestricted(self) -> set[frozenset[int]]:
         """Legal plays before the last-card rule (pass included where allowed)."""
@@ -348,8 +355,12 @@ class RefGame:
         return None
 
     def _settlement_order(self) -> list[int]:
+        """The winner, then the others in this game's play order."""
         assert self.winner is not None
-        return [(self.winner + k) % self.players for k in range(self.players)]
+        order = [self.winner]
+        while len(order) < self.players:
+            order.append(self.next_seat(order[-1]))
+        return order
 
     def payoffs(self, bankroll: Sequence[float] | None = None) -> list[float]:
         """Per-seat payoffs of the finished game (RULES.md "End of a game and scoring").
@@ -408,6 +419,23 @@ class RefGame:
                     transfers.append((j, i, diff))
                 elif diff < 0:
                     transfers.append((i, j, -diff))
+        elif v.scoring == "collect":
+
+            def owed(k: int) -> float:
+                multiplier = 1.0
+                for from_cards, m in v.tiers:  # rising: the last bracket reached counts
+                    if k >= from_cards:
+                        multiplier = m
+                return k * multiplier * unit
+
+            base = [0.0] * p
+            for s in range(p):
+                if s != w:
+                    base[s] = -owed(n[s])
+                    base[w] += owed(n[s])
+            for i, j in pairs:
+                if i == w and j != w:
+                    transfers.append((j, w, owed(n[j])))
         elif v.scoring == "win_loss":
             base = [unit if s == w else -unit / (p - 1) for s in range(p)]
             for i, j in pairs:
@@ -478,6 +506,8 @@ class RefMatch:
 
     Hands are given per game (``new_game(hands)``); the winner of a game leads the next one,
     freely unless ``opening_every_game``. Each game is scored with its own ``buy_in`` stakes.
+    Each game's direction follows ``direction_per_game``: ``fixed`` forward, ``alternate``
+    reversed in the 2nd, 4th, ... game; ``random`` is a draw the caller makes and passes in.
     """
 
     def __init__(self, variant: Variant) -> None:
@@ -498,11 +528,19 @@ class RefMatch:
             return any(t >= v.target_score for t in self.totals)
         return False
 
-    def new_game(self, hands: Sequence[Iterable[int]]) -> RefGame:
+    def new_game(self, hands: Sequence[Iterable[int]], drawn_reverse: bool | None = None) -> RefGame:
+        """The next game. ``drawn_reverse``: its direction under ``direction_per_game: random``
+        (required there, ignored otherwise)."""
         assert not self.over, "the match is over"
+        mode = self.variant.direction_per_game
+        if mode == "random":
+            assert drawn_reverse is not None, "direction_per_game random: pass the game's drawn direction"
+            reverse = drawn_reverse
+        else:
+            reverse = mode == "alternate" and self.games_played % 2 == 1
         if self.games_played == 0 or self.variant.opening_every_game:
-            return RefGame(self.variant, hands)
-        return RefGame(self.variant, hands, leader=self.last_winner)
+            return RefGame(self.variant, hands, reverse=reverse)
+        return RefGame(self.variant, hands, leader=self.last_winner, reverse=reverse)
 
     def record(self, game: RefGame) -> list[float]:
         payoffs = game.payoffs()

@@ -36,6 +36,8 @@ def combos(name: str) -> list:
 def expected_counts(v) -> dict[str, int]:
     """Plays per kind, by counting: 13 ranks x 4 suits, C(4, k) suit choices."""
     windows = len(v.straights)
+    jqka2_window = any(set(ranks) == {8, 9, 10, 11, 12} for ranks, _top in v.straights)
+    no_jqka2_flush = 4 if v.jqka2_suited == "no_play" and not jqka2_window else 0  # one per suit
     counts = {
         "pass": 1,
         "single": 52,
@@ -43,7 +45,7 @@ def expected_counts(v) -> dict[str, int]:
         "triple": 13 * comb(4, 3),
         "straight": windows * (4**5 - 4),  # every suit choice but the four one-suit ones
         "straight_flush": windows * 4,
-        "flush": 4 * comb(13, 5) - windows * 4,  # a one-suit window is a straight flush
+        "flush": 4 * comb(13, 5) - windows * 4 - no_jqka2_flush,  # a one-suit window is a straight flush
         "full_house": 13 * comb(4, 3) * 12 * comb(4, 2),
         "four_of_a_kind": 13 * 48,
     }
@@ -65,7 +67,8 @@ def test_counts_by_kind(name):
 
 
 def test_known_sizes():
-    assert action_table(VARIANTS["taiwan"]).size == 19899
+    assert action_table(VARIANTS["taiwan"]).size == 19895  # no suited J-Q-K-A-2
+    assert action_table(VARIANTS["online-cn"]).size == 19899  # the suited J-Q-K-A-2 are flushes
     assert action_table(VARIANTS["hong-kong"]).size == 18879
     assert action_table(VARIANTS["japan"]).size == 17859
     assert action_table(VARIANTS["japan+chain"]).size == 17859 + 2160
@@ -241,7 +244,7 @@ def test_table_cached():
 
 def test_tables_differ_where_rules_differ():
     tw, cn = action_table(VARIANTS["taiwan"]), action_table(VARIANTS["online-cn"])
-    assert tw.size == cn.size
+    assert tw.size == cn.size - 4  # the suited J-Q-K-A-2: no play in Taiwan, flushes online
     # same plays, but flush order differs: a heart flush with a 2 vs a spade flush with an ace
     a, b = "2H 4H 5H 6H 8H", "AS KS QS JS 9S"
     assert tw.encode(b) > tw.encode(a)  # suit first (TW)

@@ -58,8 +58,8 @@ def test_spaces_and_agents() -> None:
     assert e.possible_agents == ["player_0", "player_1", "player_2"]
     space = e.observation_space("player_0")
     assert space["observation"].shape == (182 + 55 * 3,) and space["observation"].dtype == np.float32
-    assert space["action_mask"].shape == (19899,) and space["action_mask"].dtype == np.int8
-    assert e.action_space("player_2").n == 19899
+    assert space["action_mask"].shape == (19895,) and space["action_mask"].dtype == np.int8
+    assert e.action_space("player_2").n == 19895
     assert e.metadata == {"render_modes": ["human", "ansi"], "name": "bigtwo_v0", "is_parallelizable": False}
     with pytest.raises(ValueError, match="unknown agent 'player_3'; agents are player_0, player_1, player_2"):
         e.observe("player_3")
@@ -105,7 +105,7 @@ def test_illegal_action_raises_and_changes_nothing() -> None:
     with pytest.raises(ValueError, match="the leader cannot pass"):
         e.step(0)
     for bad, why in (
-        (19899, "out of range 0..19898"),
+        (19895, "out of range 0..19894"),
         (-1, "out of range"),
         (None, "an action is an integer id"),
         (1.5, "integer id"),

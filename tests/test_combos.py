@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bigtwo_env import Combo, beats, classify, load_variant, parse_cards
+from bigtwo_env import Combo, action_table, beats, classify, load_variant, parse_cards
 
 NAMES = ["hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan"]
 V = {name: load_variant(name) for name in NAMES}
@@ -137,7 +137,8 @@ def test_straight_window_order(name):
         assert not beats(lows[w_lo], highs[w_hi], v)
     for w in NEVER[preset]:
         assert kind(straight(w, "SDCHD"), v) is None, w
-        assert kind(straight(w, "SSSSS"), v) == "flush", w  # in one suit it is only a flush
+        suited = None if w == "J-Q-K-A-2" and v.jqka2_suited == "no_play" else "flush"
+        assert kind(straight(w, "SSSSS"), v) == suited, w  # in one suit only a flush (TW: no J-Q-K-A-2)
 
 
 def test_tw_cn_straight_examples():
@@ -205,7 +206,26 @@ def test_straight_flush_order_same_windows(name):
 
 def test_tw_straight_flush_top():
     assert_ascending(["3D 4D 5D 6D 7D", "10S JS QS KS AS", "2D 3D 4D 5D 6D", "AD 2D 3D 4D 5D", "AS 2S 3S 4S 5S"], TW)
-    assert kind("JS QS KS AS 2S", TW) == "flush"
+    assert kind("JS QS KS AS 2S", TW) is None  # "never a legal hand, even in one suit"
+    assert kind("JS QS KS AS 2S", CN) == "flush"
+
+
+@pytest.mark.parametrize("suit", SUITS)
+def test_suited_jqka2_per_variant(suit):
+    """TW: the suited J-Q-K-A-2 is no play at all (not in the action table); CN: a flush (only
+    "not a straight"); HK and Pusoy Dos: a straight flush, the top one (J-Q-K-A-2 is a window)."""
+    cards = " ".join(r + suit for r in ("J", "Q", "K", "A", "2"))
+    assert classify(cards, TW) is None
+    with pytest.raises(ValueError, match="is not a play in this variant"):
+        action_table(TW).encode(cards)
+    assert kind(cards, CN) == "flush" and kind(cards, JP) == "flush"
+    assert kind(cards, HK) == "straight_flush" and kind(cards, PD) == "straight_flush"
+    assert beats(cards, "10S JS QS KS AS", HK)
+    # the setting: jqka2_suited decides where J-Q-K-A-2 is no straight window, and nowhere else
+    assert classify(cards, load_variant("online-cn", jqka2_suited="no_play")) is None
+    assert kind(cards, load_variant("taiwan", jqka2_suited="flush")) == "flush"
+    assert kind(cards, load_variant("hong-kong", jqka2_suited="no_play")) == "straight_flush"
+    assert kind(cards.replace("J", "10").replace("2", "3"), TW) == "flush"  # other one-suit hands stay flushes
 
 
 # --- five-card classes, flushes, full houses, fours --------------------------------------------
@@ -379,6 +399,7 @@ def plays(draw, variant, size=None):
     if k == "flush":
         ranks = draw(st.lists(st.integers(0, 12), min_size=5, max_size=5, unique=True))
         assume(frozenset(ranks) not in window_sets)
+        assume(variant.jqka2_suited == "flush" or set(ranks) != set(range(8, 13)))  # TW: no play
         s = draw(st.integers(0, 3))
         return [r * 4 + s for r in ranks]
     if k == "full_house":

@@ -10,6 +10,10 @@ uniform over the legal list or biased towards playing, so games end). At every s
 * the engine's legal ids, decoded to card sets, equal the reference's legal set (no id twice);
 * the seat to act, every seat's hand and the play on the table agree.
 
+At every game start the leader, the opening card and the game's direction agree (under
+``direction_per_game: random`` the reference plays the direction the engine drew; ``fixed`` and
+``alternate`` it works out itself).
+
 At every game end the winner and the payoffs agree (with ``buy_in``, each seat's bankroll is
 ``buy_in`` plus its match score so far), the engine's match scores are the sums of the games'
 payoffs, and the match ends exactly when the reference's ``RefMatch.over`` says so.
@@ -18,9 +22,11 @@ Runs: every named variant, and option runs that switch on every setting of RULES
 players (13 and 26 cards for two, and hands of 1 or 2 cards), ``opening_card: lowest``, an odd
 named opening card, and the fallback when the named card is not dealt, ``opening_every_game``
 and winner-leads matches, ``pair_chain``, ``two_ends_trick``, ``last_card_rule`` off / enforce /
-liability (with few cards, so last-card turns are common), each scoring with ``unit``,
-``buy_in``, ``rake``, ``penalty_multiplier_for_twos`` and ``target_score``, ``jp_a2345_low`` and
-custom straights with a custom suit order. Two runs deal through ``reset(hands=...)`` instead
+liability (with few cards, so last-card turns are common), each scoring (``collect`` with and
+without ``tiers``) with ``unit``, ``buy_in``, ``rake``, ``penalty_multiplier_for_twos`` and
+``target_score``, ``jp_a2345_low`` and custom straights with a custom suit order, ``jqka2_suited``
+both ways, and ``direction_per_game`` ``alternate`` and ``random`` (with the last-card rule and
+``buy_in``, whose duty, liability and settlement order follow the direction). Two runs deal through ``reset(hands=...)`` instead
 of the seed. Each run counts what it exercised (last-card turns, liable seats, capped payoffs,
 ...) and fails if a setting it is there for never came up.
 
@@ -168,6 +174,8 @@ OPTION_RUNS = [
     Run("one-card-2p-liability", "online-cn", {"players": 2, "cards_per_player": 2, "games": 3}, expect=("duty",)),
     Run("opening-7h-3p", "taiwan", {"players": 3, "cards_per_player": 6, "opening_card": "7H"}, expect=("fallback",)),
     Run("jp-a2345-low", "japan", {"straights": "jp_a2345_low"}),
+    Run("jqka2-no-play-jp", "japan", {"jqka2_suited": "no_play", "cards_per_player": 11}),
+    Run("jqka2-flush-tw", "taiwan", {"jqka2_suited": "flush", "cards_per_player": 11}),
     Run(
         "custom-straights-and-suits",
         "hong-kong",
@@ -214,6 +222,38 @@ OPTION_RUNS = [
         expect=("duty", "breach"),
     ),
     Run("liability-buy-in", "online-cn", {"cards_per_player": 6, "buy_in": 6, "games": 3}, expect=("breach", "capped")),
+    # direction per game
+    Run(
+        "alternate-liability-buy-in",
+        "online-cn",
+        {"cards_per_player": 5, "buy_in": 5, "games": 4},
+        expect=("reversed", "forward", "duty", "breach", "capped"),
+    ),
+    Run(
+        "alternate-enforce-3p",
+        "taiwan",
+        {
+            "players": 3,
+            "cards_per_player": 5,
+            "games": 3,
+            "direction_per_game": "alternate",
+            "last_card_rule": "enforce",
+        },
+        expect=("reversed", "restricted"),
+    ),
+    Run(
+        "random-liability-collect",
+        "online-cn",
+        {"cards_per_player": 6, "games": 3, "direction_per_game": "random", "scoring": "collect", "buy_in": 8},
+        expect=("reversed", "forward", "breach", "capped"),
+    ),
+    Run(
+        "random-hands-from-reset-2p",
+        "hong-kong",
+        {"players": 2, "cards_per_player": 8, "games": 3, "direction_per_game": "random"},
+        hands_from_reset=True,
+        expect=("reversed", "forward"),
+    ),
     # scoring
     Run("cards-unit-twos", "taiwan", {"cards_per_player": 8, "unit": 2.5, "penalty_multiplier_for_twos": 3}),
     Run(
@@ -232,6 +272,19 @@ OPTION_RUNS = [
         expect=("capped",),
     ),
     Run("win-loss", "taiwan", {"cards_per_player": 7, "scoring": "win_loss", "unit": 3}),
+    Run("collect-unit-twos", "taiwan", {"scoring": "collect", "unit": 1.5, "penalty_multiplier_for_twos": 2}),
+    Run(
+        "collect-tiers-buy-in-rake",
+        "japan",
+        {"scoring": "collect", "tiers": [[5, 2], [10, 3], [13, 4.5]], "buy_in": 40, "rake": 1, "games": 3},
+        expect=("capped",),
+    ),
+    Run(
+        "liability-collect-tiers",
+        "online-cn",
+        {"cards_per_player": 6, "scoring": "collect", "tiers": [[3, 2], [5, 3]], "unit": 2},
+        expect=("duty", "breach"),
+    ),
     Run(
         "win-loss-buy-in-rake-3p",
         "taiwan",
@@ -241,6 +294,12 @@ OPTION_RUNS = [
     Run("target-cards", "taiwan", {"cards_per_player": 7, "games": 50, "target_score": 12}, expect=("target",)),
     Run("target-tiered", "japan", {"cards_per_player": 7, "games": 50, "target_score": 15}, expect=("target",)),
     Run("target-pairwise", "online-cn", {"cards_per_player": 6, "games": 50, "target_score": 10}, expect=("target",)),
+    Run(
+        "target-collect",
+        "japan",
+        {"cards_per_player": 7, "scoring": "collect", "tiers": [[6, 2]], "games": 50, "target_score": 20},
+        expect=("target",),
+    ),
     Run(
         "target-win-loss",
         "taiwan",
@@ -379,6 +438,7 @@ class _Lockstep:
     game of a match opened by the opening rule), ``winner_leads`` (a later game led freely),
     ``duty`` (a turn with a last-card duty), ``restricted`` (``enforce`` removed plays),
     ``breach`` (a game scored with a liable seat), ``two_ends`` (a 2 ended a trick),
+    ``reversed`` / ``forward`` (a game played in reversed / seat order),
     ``pair_chain`` / ``pair_chain_legal`` (one was played / legal), ``capped`` (``buy_in``
     changed a payoff), ``target`` (a match ended by ``target_score``).
     """
@@ -424,7 +484,12 @@ class _Lockstep:
         for hand in m.dealt:
             self.plays.register(hand)
         later = m.ref.games_played > 0
-        m.game = game = m.ref.new_game(m.dealt)
+        drawn = bool(S.reverse[g]) if v.direction_per_game == "random" else None
+        m.game = game = m.ref.new_game(m.dealt, drawn_reverse=drawn)
+        assert bool(S.reverse[g]) == game.reverse, (
+            f"{self.where(g)}: engine reverse {bool(S.reverse[g])}, reference {game.reverse}"
+        )
+        self.stats["reversed" if game.reverse else "forward"] += 1
         if game.opening_card is None:
             self.stats["winner_leads"] += 1
         else:

@@ -79,6 +79,17 @@ def tier(n: int) -> int:
     return n if n <= 9 else 2 * n if n <= 12 else 3 * n
 
 
+def collected(n: int, variant: Variant) -> float:
+    """What a loser with ``n`` counted cards pays under ``collect``: n times its bracket's multiplier."""
+    brackets = [m for from_cards, m in variant.tiers if n >= from_cards]
+    return n * (brackets[-1] if brackets else 1.0)
+
+
+def order_step(engine: Engine, g: int) -> int:
+    """+1 when game ``g`` plays seat + 1 next, -1 when it is reversed."""
+    return -1 if engine.state.reverse[g] else 1
+
+
 # ---------------------------------------------------------------- batch of N == N single games
 
 BATCH_CASES = [
@@ -92,6 +103,12 @@ BATCH_CASES = [
         True,
     ),
     ("pusoy-dos", {"cards_per_player": 5, "scoring": "win_loss", "games": 40, "target_score": 2}, True),
+    ("taiwan", {"cards_per_player": 4, "games": 3, "direction_per_game": "random", "last_card_rule": "enforce"}, True),
+    (
+        "online-cn",
+        {"players": 3, "cards_per_player": 6, "games": 4, "direction_per_game": "random", "scoring": "collect"},
+        False,
+    ),
 ]
 
 
@@ -166,6 +183,9 @@ INVARIANT_CASES = [
     ("pusoy-dos", {"cards_per_player": 7, "scoring": "win_loss", "unit": 2, "games": 3, "rake": 0.25}),
     ("taiwan", {"cards_per_player": 7, "buy_in": 6, "games": 5, "penalty_multiplier_for_twos": 3}),
     ("taiwan", {"cards_per_player": 6, "games": 30, "target_score": 10}),
+    ("japan", {"scoring": "collect", "tiers": [[8, 2], [12, 3]], "games": 2, "penalty_multiplier_for_twos": 2}),
+    ("online-cn", {"cards_per_player": 6, "scoring": "collect", "tiers": [[4, 1.5]], "buy_in": 9, "games": 4}),
+    ("hong-kong", {"players": 3, "cards_per_player": 6, "games": 5, "direction_per_game": "random", "unit": 2}),
 ]
 
 
@@ -192,14 +212,19 @@ def check_position(engine: Engine, g: int, dealt: frozenset[int]) -> None:
         assert cards <= hands[seat]
         if S.opening[g] >= 0:
             assert leading and int(S.opening[g]) in cards
-    # observations: only the seat to act sees a legal summary, a duty or an opening card
+    # observations: relative seat k is k places on in this game's order; only the seat to act
+    # sees a legal summary, a duty or an opening card
+    step = order_step(engine, g)
     for s in range(p):
         obs = engine.observe(seats=np.full(engine.num_games, s))[g].copy()
         part = decode_observation(obs, p)
         assert cards_of(mask_of(np.flatnonzero(part["hand"]))) == hands[s]
+        after = [(s + step * k) % p for k in range(p)]
         for k in range(p):
-            assert set(np.flatnonzero(part["played"][k])) == played[(s + k) % p]
-        np.testing.assert_allclose(part["cards_left_fraction"], [len(hands[(s + k) % p]) / cpp for k in range(p)])
+            assert set(np.flatnonzero(part["played"][k])) == played[after[k]]
+        np.testing.assert_allclose(part["cards_left_fraction"], [len(hands[after[k]]) / cpp for k in range(p)])
+        if S.table_seat[g] >= 0:
+            assert after[int(part["table_seat"])] == S.table_seat[g]
         summary = obs[LEGAL_SUMMARY]
         if s != seat:
             assert not summary.any() and part["duty"] == 0 and not part["opening_card"].any()
@@ -223,6 +248,9 @@ def expected_payoffs(variant: Variant, left: list[frozenset[int]], winner: int, 
         base[winner] = sum(tier(n[s]) for s in range(p) if s != winner) * unit
     elif variant.scoring == "pairwise":
         base = [sum(n[j] - n[i] for j in range(p)) * unit for i in range(p)]
+    elif variant.scoring == "collect":
+        base = [-collected(n[s], variant) * unit for s in range(p)]
+        base[winner] = sum(collected(n[s], variant) for s in range(p) if s != winner) * unit
     else:
         base = [-unit / (p - 1)] * p
         base[winner] = unit
@@ -269,7 +297,7 @@ def test_invariants_of_random_play(name: str, overrides: dict) -> None:
         for g in range(n):
             if not engine.over[g]:
                 check_position(engine, g, dealt[g])
-        hands_before, breach_before = S.hands.copy(), S.breach.copy()
+        hands_before, breach_before, reverse_before = S.hands.copy(), S.breach.copy(), S.reverse.copy()
         scores_before = S.match_scores.copy()
         actions = random_actions(engine, rng, sit_out=0.1)
         result = engine.step(actions)
@@ -277,7 +305,8 @@ def test_invariants_of_random_play(name: str, overrides: dict) -> None:
             w = int(result.winner[g])
             assert cards_of(engine.table.masks[actions[g]]) == cards_of(hands_before[g, w]), "won without going out"
             left = [frozenset() if s == w else cards_of(hands_before[g, s]) for s in range(p)]
-            liable = (w - 1) % p if v.last_card_rule == "liability" and breach_before[g, w] else -1
+            before = (w + 1) % p if reverse_before[g] else (w - 1) % p  # the seat before the winner
+            liable = before if v.last_card_rule == "liability" and breach_before[g, w] else -1
             bankroll = v.buy_in + scores_before[g]
             check_payoffs(v, left, w, liable, bankroll, result.payoffs[g])
             if v.scoring != "cards":

@@ -81,9 +81,12 @@ def test_jqka2_straight_only_in_hk() -> None:
     low = load_variant("japan", straights="jp_a2345_low")
     assert ref_beats(cs("3D 4C 5H 6S 7D"), cs("AS 2S 3H 4S 5S"), low)  # A-2-3-4-5 is the lowest
     assert ref_beats(cs("AS 2S 3S 4S 5S"), cs("KD KC KH KS AD"), low)  # in one suit: a straight flush
-    # one suit, not a window: a flush (project reading: "never straights")
-    kind = ref_classify(cs("JS QS KS AS 2S"), tw)
+    # one suit, not a window: TW "never a legal hand, even in one suit"; CN only "not a straight"
+    assert ref_classify(cs("JS QS KS AS 2S"), tw) is None
+    kind = ref_classify(cs("JS QS KS AS 2S"), load_variant("online-cn"))
     assert kind is not None and kind[0] == "flush"
+    kind = ref_classify(cs("JH QH KH AH 2H"), hk)
+    assert kind is not None and kind[0] == "straight_flush"
 
 
 def test_flush_orders() -> None:

@@ -63,10 +63,19 @@ PLAIN = {
     "penalty_multiplier_for_twos": 1,
     "games": 1,
     "target_score": 0,
+    "jqka2_suited": "flush",
+    "tiers": (),
+    "direction_per_game": "fixed",
 }
 TABLE = {
     "hong-kong": {"opening_card": "3D", "straights": "hk", "flush_order": "suit_first", "scoring": "cards"},
-    "taiwan": {"opening_card": "3C", "straights": "tw", "flush_order": "suit_first", "scoring": "cards"},
+    "taiwan": {
+        "opening_card": "3C",
+        "straights": "tw",
+        "flush_order": "suit_first",
+        "scoring": "cards",
+        "jqka2_suited": "no_play",
+    },
     "japan": {"opening_card": "3D", "straights": "jp", "flush_order": "rank_first", "scoring": "tiered"},
     "online-cn": {
         "opening_card": "lowest",
@@ -75,6 +84,7 @@ TABLE = {
         "scoring": "pairwise",
         "two_ends_trick": True,
         "last_card_rule": "liability",
+        "direction_per_game": "alternate",
     },
     "pusoy-dos": {
         "opening_card": "3C",
@@ -281,6 +291,18 @@ def test_named_yaml_round_trip(tmp_path):
         ("games: 0\n", "games", "0", ">= 1"),
         ("penalty_multiplier_for_twos: 0\n", "penalty_multiplier_for_twos", "0", ">= 1"),
         ("name: 5\n", "name", "5", "text"),
+        ("jqka2_suited: none\n", "jqka2_suited", "'none'", "flush, no_play"),
+        ("direction_per_game: sometimes\n", "direction_per_game", "'sometimes'", "fixed, alternate, random"),
+        ("scoring: collect\ntiers: 2\n", "tiers", "2", "[from_cards, multiplier] pairs"),
+        ("scoring: collect\ntiers: [[10, 2], [10, 3]]\n", "tiers", "[[10, 2], [10, 3]]", "strictly rising"),
+        ("scoring: collect\ntiers: [[13, 3], [10, 2]]\n", "tiers", "[[13, 3], [10, 2]]", "strictly rising"),
+        ("scoring: collect\ntiers: [[0, 2]]\n", "tiers", "[[0, 2]]", "integers >= 1"),
+        ("scoring: collect\ntiers: [[10, 0]]\n", "tiers", "[[10, 0]]", "multipliers numbers > 0"),
+        ("scoring: collect\ntiers: [[10, true]]\n", "tiers", "[[10, True]]", "multipliers numbers > 0"),
+        ("scoring: collect\ntiers: [[10.5, 2]]\n", "tiers", "[[10.5, 2]]", "integers >= 1"),
+        ("scoring: collect\ntiers: [[10, 2, 3]]\n", "tiers", "[[10, 2, 3]]", "e.g. [[10, 2], [13, 3]]"),
+        ("scoring: collect\ntiers: {10: 2}\n", "tiers", "{10: 2}", "[from_cards, multiplier] pairs"),
+        ("scoring: tiered\ntiers: [[10, 2]]\n", "tiers", "[[10, 2]]", "only scoring 'collect' uses it"),
     ],
 )
 def test_bad_value_in_file(tmp_path, text, field, value, allowed):

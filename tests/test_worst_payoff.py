@@ -28,7 +28,7 @@ def lowest_payoff(variant, games: int, seed: int) -> float:
     return lowest
 
 
-@pytest.mark.parametrize("scoring", ["cards", "tiered", "pairwise", "win_loss"])
+@pytest.mark.parametrize("scoring", ["cards", "tiered", "pairwise", "win_loss", "collect"])
 @pytest.mark.parametrize(("players", "cards", "twos"), [(4, 13, 1), (3, 5, 2), (2, 3, 3)])
 def test_no_game_pays_less_than_the_worst_payoff(scoring: str, players: int, cards: int, twos: int) -> None:
     variant = load_variant(
@@ -44,6 +44,9 @@ def test_worst_payoff_values_and_scaling() -> None:
     assert load_variant("taiwan", scoring="win_loss").worst_payoff == -1.0
     assert load_variant("taiwan", unit=0.5, penalty_multiplier_for_twos=2).worst_payoff == -13.0
     assert load_variant("hong-kong", players=2, cards_per_player=26).worst_payoff == -26.0
+    assert load_variant("hong-kong", scoring="collect").worst_payoff == -13.0
+    assert load_variant("hong-kong", scoring="collect", tiers=[[10, 2], [13, 3]]).worst_payoff == -39.0
+    assert load_variant("hong-kong", scoring="collect", tiers=[[10, 2], [14, 3]]).worst_payoff == -26.0
 
 
 def test_cards_scoring_reaches_the_worst_payoff() -> None:
