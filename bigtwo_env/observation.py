@@ -23,8 +23,8 @@ The duty slots are filled only for the seat to act (the only seat with a duty).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .jit import njit
 from .kernels import U1, Rules, State
 
 NUM_KINDS = 10
@@ -36,14 +36,14 @@ def obs_size(players: int) -> int:
     return 52 + 52 * players + players + 52 + NUM_KINDS + players + players + 52 + 4 + EXTRA
 
 
-@njit(cache=True)
+@njit
 def _put_cards(out, base, mask):
     for c in range(52):
         if mask & (U1 << np.uint64(c)):
             out[base + c] = 1.0
 
 
-@njit(cache=True)
+@njit
 def observe_one(g, seat, R, S, out):
     """Write game ``g`` as ``seat`` sees it into ``out`` (zeroed here). The one place that
     rotates seats to the observer."""
@@ -87,7 +87,7 @@ def observe_one(g, seat, R, S, out):
                 out[base + (size if size <= 3 else size - 1)] = 1.0
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def observe_all(seats, out, R, S):
     for g in range(out.shape[0]):
         observe_one(g, seats[g], R, S, out[g])
