@@ -54,6 +54,7 @@ from bigtwo_env.combos import KIND_INDEX
 from bigtwo_env.engine import make_rules
 from bigtwo_env.jit import njit
 from bigtwo_env.kernels import U0, U1, count4, highest_card, lookup, popcount
+from bigtwo_env.observation import Part, absolute_seat, part_start, relative_seat
 from bigtwo_env.variant import Variant
 
 from .base import Agent
@@ -693,29 +694,29 @@ def _mask_of(row, base):
 def read_obs(row, players, cpp, R, counts):
     """The parts of an observation the heuristic reads: hand, unseen cards, cards left per relative
     seat (into ``counts``), table action, last-card duty, opening card."""
-    hand = _mask_of(row, 0)
+    hand = _mask_of(row, part_start(Part.HAND, players))
     seen = hand
+    base = part_start(Part.PLAYED, players)
     for k in range(players):
-        seen |= _mask_of(row, 52 + 52 * k)
-    base = 52 + 52 * players
+        seen |= _mask_of(row, base + 52 * k)
+    base = part_start(Part.CARDS_LEFT_FRACTION, players)
     for k in range(players):
         counts[k] = np.int64(row[base + k] * cpp + 0.5)
-    base += players
-    tmask = _mask_of(row, base)
+    tmask = _mask_of(row, part_start(Part.TABLE, players))
     table = 0
     if tmask != U0:
         table = lookup(tmask, R.hash_keys, R.hash_ids, R.bits)
-    base += 52 + 10
+    base = part_start(Part.TABLE_SEAT, players)
     owner = -1
     for k in range(players):
         if row[base + k] > 0.5:
             owner = k
-    base += players + players
+    base = part_start(Part.OPENING_CARD, players)
     opening = -1
     for c in range(52):
         if row[base + c] > 0.5:
             opening = c
-    base += 52
+    base = part_start(Part.DUTY, players)
     duty = 0
     for d in range(4):
         if row[base + d] > 0.5:
@@ -779,7 +780,7 @@ def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, score
         hand = S.hands[g, seat]
         seen = hand
         for k in range(players):
-            s = (seat + k) % players
+            s = absolute_seat(g, seat, k, R, S)
             seen |= S.played[g, s]
             counts[k] = S.counts[g, s]
         i = decide(
@@ -789,7 +790,7 @@ def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, score
             players,
             cpp,
             np.int64(S.table_action[g]),
-            (np.int64(S.table_seat[g]) - np.int64(seat)) % players if S.table_seat[g] >= 0 else np.int64(-1),
+            relative_seat(g, seat, S.table_seat[g], R, S) if S.table_seat[g] >= 0 else np.int64(-1),
             np.int64(S.duty[g]),
             np.int64(S.opening[g]),
             S.legal[g],
