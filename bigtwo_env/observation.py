@@ -119,7 +119,7 @@ def part_slices(players: int) -> dict[str, slice]:
     }
 
 
-@njit
+@njit(inline="always")
 def part_start(part, players):
     """First slot of ``part`` (a ``Part``) in an observation for ``players`` seats (kernels)."""
     return _FIXED_START[part] + _SEAT_START[part] * players
@@ -155,19 +155,19 @@ def size_formula() -> str:
 # ---------------------------------------------------------------- kernels
 
 
-@njit
+@njit(inline="always")
 def absolute_seat(g, seat, k, R, S):
     """The seat ``k`` places after ``seat`` in game ``g``'s play order (relative to absolute)."""
     return (np.int64(seat) + k) % R.ip[IP_PLAYERS]
 
 
-@njit
+@njit(inline="always")
 def relative_seat(g, seat, other, R, S):
     """How many places after ``seat`` the seat ``other`` sits in game ``g``'s play order."""
     return (np.int64(other) - np.int64(seat)) % R.ip[IP_PLAYERS]
 
 
-@njit
+@njit(inline="always")
 def _put_cards(out, base, mask):
     for c in range(52):
         if mask & (U1 << np.uint64(c)):
