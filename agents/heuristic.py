@@ -47,20 +47,19 @@ True
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from bigtwo_env import kernels as K
 from bigtwo_env.actions import ActionTable
 from bigtwo_env.combos import KIND_INDEX
 from bigtwo_env.engine import make_rules
+from bigtwo_env.jit import njit
+from bigtwo_env.kernels import U0, U1, count4, highest_card, lookup, popcount
+from bigtwo_env.observation import Part, absolute_seat, part_start, relative_seat
 from bigtwo_env.variant import Variant
 
 from .base import Agent
 
-U0 = np.uint64(0)
-U1 = np.uint64(1)
 FULL = np.uint64((1 << 52) - 1)
-HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # the action table's hash (bigtwo_env.actions)
 NEG = -1.0e9
 BIG = 1.0e6
 # chance that an opponent's last s cards are one play (s = 0..6): a single always, the rest rarely
@@ -162,59 +161,15 @@ class Context:
         return (self.rules, self.five_ctrl, self.higher, self.suit_order, self.weights, self.two_ends)
 
 
-# ---------------------------------------------------------------- small helpers
-# (local copies of the engine's: a cached kernel that calls another module's compiled function
-# is not invalidated when that module changes, so this module only calls its own)
-
-
-@njit(cache=True)
-def _popcount(x):
-    n = 0
-    while x:
-        x &= x - U1
-        n += 1
-    return n
-
-
-@njit(cache=True)
-def _lookup(mask, hash_keys, hash_ids, bits):
-    """Action id of a card mask, or -1 if it is no play (the action table's hash)."""
-    cap_mask = np.uint64((1 << bits) - 1)
-    slot = (mask * HASH_MULT) >> np.uint64(64 - bits)
-    while True:
-        i = hash_ids[slot]
-        if i < 0:
-            return -1
-        if hash_keys[slot] == mask:
-            return i
-        slot = (slot + U1) & cap_mask
-
-
-@njit(cache=True)
-def _highest_card(hand, suit_rank):
-    best, best_v = -1, -1
-    for c in range(52):
-        if hand & (U1 << np.uint64(c)):
-            v = (c // 4) * 4 + suit_rank[c % 4]
-            if v > best_v:
-                best, best_v = c, v
-    return best
-
-
 # ---------------------------------------------------------------- control of plays
 
 
-@njit(cache=True)
+@njit
 def _nib(hand, r):
     return np.int64((hand >> np.uint64(4 * r)) & np.uint64(15))
 
 
-@njit(cache=True)
-def _c4(m):
-    return (m & 1) + (m >> 1 & 1) + (m >> 2 & 1) + (m >> 3 & 1)
-
-
-@njit(cache=True)
+@njit
 def _top_value(m, r, suit_rank):
     best = -1
     for s in range(4):
@@ -225,30 +180,30 @@ def _top_value(m, r, suit_rank):
     return best
 
 
-@njit(cache=True)
+@njit
 def _ctrl_single(c, unseen, f, higher, w, two_ends):
     if two_ends and c // 4 == 12:
         return 1.0
-    k = _popcount(unseen & higher[c])
+    k = popcount(unseen & higher[c])
     if k == 0:
         return 1.0
     v = 1.0 - k * f / w[W_SINGLE_SPAN]
     return v if v > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit
 def _ctrl_group(r, m, size, unseen, f, suit_rank, w, two_ends):
     """Control of a pair (size 2) or triple (3) of rank ``r`` with suits ``m``."""
     if size == 3 and two_ends and r == 12:
         return 1.0
     k = 0.0
     for r2 in range(r + 1, 13):
-        u = _c4(_nib(unseen, r2))
+        u = count4(_nib(unseen, r2))
         if u >= size:
             k += 1.0 + 0.5 * (u - size)
     if size == 2:
         u_m = _nib(unseen, r)
-        if _c4(u_m) >= 2 and _top_value(u_m, r, suit_rank) > _top_value(m, r, suit_rank):
+        if count4(u_m) >= 2 and _top_value(u_m, r, suit_rank) > _top_value(m, r, suit_rank):
             k += 1.0
     if k == 0.0:
         return 1.0
@@ -257,7 +212,7 @@ def _ctrl_group(r, m, size, unseen, f, suit_rank, w, two_ends):
     return v if v > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit
 def play_control(a, unseen, f, R, five_ctrl, higher, w, two_ends):
     """Control (0..1) of action ``a`` given the unseen cards."""
     size = R.sizes[a]
@@ -278,7 +233,7 @@ def play_control(a, unseen, f, R, five_ctrl, higher, w, two_ends):
 # ---------------------------------------------------------------- planning
 
 
-@njit(cache=True)
+@njit
 def _lowest_in(m, suit_order):
     for i in range(4):
         s = suit_order[i]
@@ -287,14 +242,14 @@ def _lowest_in(m, suit_order):
     return -1
 
 
-@njit(cache=True)
+@njit
 def _add(mask, R, five_ctrl, out, ctrl, k):
     if k >= out.shape[0]:
         return k
     for i in range(k):
         if out[i] == mask:
             return k
-    a = _lookup(mask, R.hash_keys, R.hash_ids, R.bits)
+    a = lookup(mask, R.hash_keys, R.hash_ids, R.bits)
     if a < 0:
         return k
     out[k] = mask
@@ -302,14 +257,14 @@ def _add(mask, R, five_ctrl, out, ctrl, k):
     return k + 1
 
 
-@njit(cache=True)
+@njit
 def gen_multi(hand, R, five_ctrl, suit_order, out, ctrl):
     """Candidate five-card hands (and pair chains) in ``hand`` for the planner; returns how many."""
     cnt = np.zeros(13, dtype=np.int64)
     nib = np.zeros(13, dtype=np.int64)
     for r in range(13):
         nib[r] = _nib(hand, r)
-        cnt[r] = _c4(nib[r])
+        cnt[r] = count4(nib[r])
     k = 0
     # straights: per window the lowest card of each rank, and every straight flush
     W = R.windows.shape[0]
@@ -437,21 +392,21 @@ def gen_multi(hand, R, five_ctrl, suit_order, out, ctrl):
     return k
 
 
-@njit(cache=True)
+@njit
 def _piece(ctrl, w):
     """Plan cost of one play of control ``ctrl``: a weak play costs about 1, a sure winner
     ``-W_CTRL_BONUS`` (it wins a lead back for one weak play)."""
     return 1.0 + w[W_EPS] - (1.0 + w[W_CTRL_BONUS]) * ctrl
 
 
-@njit(cache=True)
+@njit
 def _tally(ctrl):
     """One play of the plan in the tally ``pieces * 10000 + unsure * 100 + weak`` (additive):
     unsure = control below 1, weak = control below ``WEAK``."""
     return 10000 + (100 if ctrl < SURE else 0) + (1 if ctrl < WEAK else 0)
 
 
-@njit(cache=True)
+@njit
 def _singles_cost(r, m, unseen, f, higher, w, two_ends):
     cost = 0.0
     tally = 0
@@ -465,7 +420,7 @@ def _singles_cost(r, m, unseen, f, higher, w, two_ends):
     return cost, tally
 
 
-@njit(cache=True)
+@njit
 def rest_cost(hand, unseen, f, R, higher, w, two_ends):
     """Plan cost of ``hand`` played rank by rank: each rank's cards as one pair or triple (two
     pairs for four), or as singles (strong cards are worth more apart), whichever is cheaper.
@@ -474,7 +429,7 @@ def rest_cost(hand, unseen, f, R, higher, w, two_ends):
     tally = 0
     for r in range(13):
         m = _nib(hand, r)
-        c = _c4(m)
+        c = count4(m)
         if c == 0:
             continue
         split, split_tally = _singles_cost(r, m, unseen, f, higher, w, two_ends)
@@ -494,7 +449,7 @@ def rest_cost(hand, unseen, f, R, higher, w, two_ends):
     return cost, tally
 
 
-@njit(cache=True)
+@njit
 def _search_plan(hand, multi, mctrl, m, unseen, f, R, higher, w, two_ends):
     """Depth-first search over sets of disjoint candidate combinations (iterative: Numba's cache
     does not hold recursive functions), the rest grouped by rank; at most ``MAX_NODES`` sets."""
@@ -535,7 +490,7 @@ def _search_plan(hand, multi, mctrl, m, unseen, f, R, higher, w, two_ends):
     return best, best_tally
 
 
-@njit(cache=True)
+@njit
 def plan_cost(hand, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, multi, mctrl):
     """Least plan cost of ``hand`` over partitions into the candidate combinations and the rest,
     and that plan's tally (``_tally``: its plays, unsure plays and weak plays)."""
@@ -546,7 +501,7 @@ def plan_cost(hand, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, mu
 # ---------------------------------------------------------------- deciding
 
 
-@njit(cache=True)
+@njit
 def _find(legal, n, a):
     lo, hi = 0, n
     while lo < hi:
@@ -561,12 +516,12 @@ def _find(legal, n, a):
     return -1
 
 
-@njit(cache=True)
+@njit
 def _lead_candidates(hand, legal, n, R, multi, m, mark):
     """Mark the legal plays worth scoring on a free lead: the planner's combinations, every rank
     group (single, pair, triple, and their parts), and the highest and lowest single."""
     for i in range(m):
-        a = _lookup(multi[i], R.hash_keys, R.hash_ids, R.bits)
+        a = lookup(multi[i], R.hash_keys, R.hash_ids, R.bits)
         j = _find(legal, n, a)
         if j >= 0:
             mark[j] = True
@@ -576,16 +531,16 @@ def _lead_candidates(hand, legal, n, R, multi, m, mark):
             continue
         # every subset of the rank's cards of size 1..3 (at most 14 plays)
         for sub in range(1, 16):
-            if (sub & nb) != sub or _c4(sub) == 4:
+            if (sub & nb) != sub or count4(sub) == 4:
                 continue
-            a = _lookup(np.uint64(sub) << np.uint64(4 * r), R.hash_keys, R.hash_ids, R.bits)
+            a = lookup(np.uint64(sub) << np.uint64(4 * r), R.hash_keys, R.hash_ids, R.bits)
             if a >= 0:
                 j = _find(legal, n, a)
                 if j >= 0:
                     mark[j] = True
 
 
-@njit(cache=True)
+@njit
 def decide(
     hand,
     unseen,
@@ -622,13 +577,13 @@ def decide(
         opp_cards += counts[k]
         if counts[k] < min_opp:
             min_opp = counts[k]
-    n_unseen = _popcount(unseen)
+    n_unseen = popcount(unseen)
     f = opp_cards / n_unseen if n_unseen > 0 else 1.0
     if f > 1.0:
         f = 1.0
     base, base_tally = plan_cost(hand, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, multi, mctrl)
-    top = _highest_card(hand, R.suit_rank)
-    top_id = _lookup(U1 << np.uint64(top), R.hash_keys, R.hash_ids, R.bits)
+    top = highest_card(hand, R.suit_rank)
+    top_id = lookup(U1 << np.uint64(top), R.hash_keys, R.hash_ids, R.bits)
     # danger[s]: an opponent holds exactly s cards and could go out with one play of s cards:
     # how likely s cards are one play, times 1 for the next seat and W_DANGER_FAR for the others
     danger = np.zeros(7, dtype=np.float64)
@@ -726,7 +681,7 @@ def decide(
     return best_i
 
 
-@njit(cache=True)
+@njit
 def _mask_of(row, base):
     m = U0
     for c in range(52):
@@ -735,33 +690,33 @@ def _mask_of(row, base):
     return m
 
 
-@njit(cache=True)
+@njit
 def read_obs(row, players, cpp, R, counts):
     """The parts of an observation the heuristic reads: hand, unseen cards, cards left per relative
     seat (into ``counts``), table action, last-card duty, opening card."""
-    hand = _mask_of(row, 0)
+    hand = _mask_of(row, part_start(Part.HAND, players))
     seen = hand
+    base = part_start(Part.PLAYED, players)
     for k in range(players):
-        seen |= _mask_of(row, 52 + 52 * k)
-    base = 52 + 52 * players
+        seen |= _mask_of(row, base + 52 * k)
+    base = part_start(Part.CARDS_LEFT_FRACTION, players)
     for k in range(players):
         counts[k] = np.int64(row[base + k] * cpp + 0.5)
-    base += players
-    tmask = _mask_of(row, base)
+    tmask = _mask_of(row, part_start(Part.TABLE, players))
     table = 0
     if tmask != U0:
-        table = _lookup(tmask, R.hash_keys, R.hash_ids, R.bits)
-    base += 52 + 10
+        table = lookup(tmask, R.hash_keys, R.hash_ids, R.bits)
+    base = part_start(Part.TABLE_SEAT, players)
     owner = -1
     for k in range(players):
         if row[base + k] > 0.5:
             owner = k
-    base += players + players
+    base = part_start(Part.OPENING_CARD, players)
     opening = -1
     for c in range(52):
         if row[base + c] > 0.5:
             opening = c
-    base += 52
+    base = part_start(Part.DUTY, players)
     duty = 0
     for d in range(4):
         if row[base + d] > 0.5:
@@ -770,7 +725,7 @@ def read_obs(row, players, cpp, R, counts):
     return hand, unseen, table, owner, duty, opening
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def act_obs(obs, legal, legal_n, players, cpp, R, five_ctrl, higher, suit_order, w, two_ends, full, out, scores):
     """Batch: one action per observation row into ``out`` (-1 where nothing is legal); ``scores``
     (B, L) gets each legal play's score."""
@@ -805,7 +760,7 @@ def act_obs(obs, legal, legal_n, players, cpp, R, five_ctrl, higher, suit_order,
         out[g] = legal[g, i]
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, scores):
     """Batch, for rollouts inside search: the same decision read from an engine state (the seat
     to act's own view only); -1 for finished games."""
@@ -825,7 +780,7 @@ def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, score
         hand = S.hands[g, seat]
         seen = hand
         for k in range(players):
-            s = K.seat_after(seat, k, players, S.reverse[g])
+            s = absolute_seat(g, seat, k, R, S)
             seen |= S.played[g, s]
             counts[k] = S.counts[g, s]
         i = decide(
@@ -835,9 +790,7 @@ def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, score
             players,
             cpp,
             np.int64(S.table_action[g]),
-            np.int64(K.places_after(seat, S.table_seat[g], players, S.reverse[g]))
-            if S.table_seat[g] >= 0
-            else np.int64(-1),
+            relative_seat(g, seat, S.table_seat[g], R, S) if S.table_seat[g] >= 0 else np.int64(-1),
             np.int64(S.duty[g]),
             np.int64(S.opening[g]),
             S.legal[g],

@@ -139,7 +139,7 @@ class SearchAgent(Agent):
         left = np.rint(d["cards_left_fraction"] * cpp).astype(np.int64)
         table = 0
         if not d["leading"]:
-            table = int(H._lookup(_mask(d["table"]), T.hash_keys, T.hash_ids, T.hash_bits))
+            table = T.encode(np.flatnonzero(d["table"]).tolist())
         table_seat = int(d["table_seat"]) if table else -1
         passes = int(d["passes"]) if table else 0
         opening = int(np.argmax(d["opening_card"])) if d["opening_card"].any() else -1

@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .combos import KIND_INDEX
+from .jit import njit
 
 U1 = np.uint64(1)
 U0 = np.uint64(0)
@@ -92,12 +92,12 @@ class State(NamedTuple):
     legal_n: np.ndarray  # int32 (N,): how many
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def bit(c):
     return U1 << np.uint64(c)
 
 
-@njit(cache=True)
+@njit
 def popcount(x):
     n = 0
     while x:
@@ -106,7 +106,7 @@ def popcount(x):
     return n
 
 
-@njit(cache=True)
+@njit
 def lookup(mask, hash_keys, hash_ids, bits):
     """Action id of a card mask, or -1 if it is no play."""
     cap_mask = np.uint64((1 << bits) - 1)
@@ -120,24 +120,24 @@ def lookup(mask, hash_keys, hash_ids, bits):
         slot = (slot + U1) & cap_mask
 
 
-@njit(cache=True)
+@njit
 def seat_after(seat, k, players, reverse):
     """The seat ``k`` places after ``seat`` in a game's play order (``reverse``: seat - 1 next)."""
     return (seat - k) % players if reverse else (seat + k) % players
 
 
-@njit(cache=True)
+@njit
 def places_after(seat, other, players, reverse):
     """How many places after ``seat`` the seat ``other`` plays (``seat_after``'s inverse)."""
     return (seat - other) % players if reverse else (other - seat) % players
 
 
-@njit(cache=True)
+@njit
 def card_value(c, suit_rank):
     return (c // 4) * 4 + suit_rank[c % 4]
 
 
-@njit(cache=True)
+@njit
 def highest_card(hand, suit_rank):
     best, best_v = -1, -1
     for c in range(52):
@@ -148,7 +148,7 @@ def highest_card(hand, suit_rank):
     return best
 
 
-@njit(cache=True)
+@njit
 def lowest_card(hand, suit_rank):
     best, best_v = -1, 99
     for c in range(52):
@@ -162,7 +162,7 @@ def lowest_card(hand, suit_rank):
 # ---------------------------------------------------------------- dealing
 
 
-@njit(cache=True)
+@njit
 def splitmix64(x):
     x = x + np.uint64(0x9E3779B97F4A7C15)
     z = x
@@ -171,7 +171,7 @@ def splitmix64(x):
     return x, z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit
 def shuffled_deck(seed, deal_no):
     """A shuffled deck for deal ``deal_no`` of the game seeded ``seed`` (Fisher-Yates, SplitMix64)."""
     deck = np.arange(52).astype(np.int8)
@@ -186,7 +186,7 @@ def shuffled_deck(seed, deal_no):
     return deck
 
 
-@njit(cache=True)
+@njit
 def drawn_reverse(seed, deal_no):
     """``direction_per_game: random``: whether the game started at deal number ``deal_no`` of the
     game seeded ``seed`` plays reversed (SplitMix64, a stream apart from the shuffles')."""
@@ -195,7 +195,7 @@ def drawn_reverse(seed, deal_no):
     return (z >> np.uint64(63)) == U1
 
 
-@njit(cache=True)
+@njit
 def start_game(g, R, S, leader):
     """Set game ``g`` to its first turn once ``S.hands[g]`` is dealt. ``leader`` < 0: opening rule.
     Its direction: ``fixed`` forward; ``alternate`` reversed in the match's 2nd, 4th, ... game;
@@ -231,7 +231,7 @@ def start_game(g, R, S, leader):
             S.current[g] = s
 
 
-@njit(cache=True)
+@njit
 def deal_game(g, R, S, leader):
     """Deal game ``g`` its next hands from its seed, then start it."""
     deck = shuffled_deck(S.seeds[g], S.deal_count[g])
@@ -245,7 +245,7 @@ def deal_game(g, R, S, leader):
     start_game(g, R, S, leader)
 
 
-@njit(cache=True)
+@njit
 def new_match(g, R, S, deal):
     """Clear game ``g``'s match and start its first game (dealing it when ``deal``)."""
     for p in range(R.ip[IP_PLAYERS]):
@@ -261,7 +261,7 @@ def new_match(g, R, S, deal):
         start_game(g, R, S, -1)
 
 
-@njit(cache=True)
+@njit
 def reset_all(R, S, deal):
     for g in range(S.seeds.shape[0]):
         new_match(g, R, S, deal)
@@ -270,7 +270,7 @@ def reset_all(R, S, deal):
 # ---------------------------------------------------------------- legal plays
 
 
-@njit(cache=True)
+@njit
 def _emit(mask, lo, hi, need, skip_sf, kinds, hash_keys, hash_ids, bits, out, k):
     if need and not (mask & need):
         return k
@@ -281,7 +281,7 @@ def _emit(mask, lo, hi, need, skip_sf, kinds, hash_keys, hash_ids, bits, out, k)
     return k
 
 
-@njit(cache=True)
+@njit
 def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kinds, hash_keys, hash_ids, bits, out, k):
     """Append to ``out`` every play in ``hand`` of ``size`` (0 = all sizes) with id in [lo, hi)
     that holds the cards of ``need`` (0 = none) and is of kind >= ``min_kind`` (five-card class
@@ -298,22 +298,22 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
             continue
         for r in range(13):
             for sub in range(16):
-                if _count4(sub) == n_of_a_kind and not (sub & ~suits[r]):
+                if count4(sub) == n_of_a_kind and not (sub & ~suits[r]):
                     mask = np.uint64(sub) << np.uint64(4 * r)
                     k = _emit(mask, lo, hi, need, False, kinds, hash_keys, hash_ids, bits, out, k)
     if size == 0 or size == 5:
         k = _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k)
     if (size == 0 or size == 6) and pair_chain:
         for start in range(10):
-            if _count4(suits[start]) >= 2 and _count4(suits[start + 1]) >= 2 and _count4(suits[start + 2]) >= 2:
+            if count4(suits[start]) >= 2 and count4(suits[start + 1]) >= 2 and count4(suits[start + 2]) >= 2:
                 for p0 in range(16):
-                    if _count4(p0) != 2 or (p0 & ~suits[start]):
+                    if count4(p0) != 2 or (p0 & ~suits[start]):
                         continue
                     for p1 in range(16):
-                        if _count4(p1) != 2 or (p1 & ~suits[start + 1]):
+                        if count4(p1) != 2 or (p1 & ~suits[start + 1]):
                             continue
                         for p2 in range(16):
-                            if _count4(p2) != 2 or (p2 & ~suits[start + 2]):
+                            if count4(p2) != 2 or (p2 & ~suits[start + 2]):
                                 continue
                             mask = (
                                 (np.uint64(p0) << np.uint64(4 * start))
@@ -324,12 +324,12 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
     return k
 
 
-@njit(cache=True, inline="always")
-def _count4(m):
+@njit(inline="always")
+def count4(m):
     return (m & 1) + (m >> 1 & 1) + (m >> 2 & 1) + (m >> 3 & 1)
 
 
-@njit(cache=True)
+@njit
 def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k):
     if min_kind <= K_SF:
         # straights and straight flushes: every suit choice on each window present
@@ -403,11 +403,11 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
     if min_kind <= K_FULL:
         for r3 in range(13):
             m = suits[r3]
-            if _count4(m) < 3:
+            if count4(m) < 3:
                 continue
             for drop in range(4):  # the suit left out of the triple
                 t = m & ~(1 << drop)
-                if _count4(t) != 3:
+                if count4(t) != 3:
                     continue
                 tmask = np.uint64(t) << np.uint64(4 * r3)
                 for r2 in range(13):
@@ -442,7 +442,7 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
     return k
 
 
-@njit(cache=True)
+@njit
 def _sort_prefix(out, n):
     # insertion sort: lists are short and mostly in order already
     for i in range(1, n):
@@ -454,7 +454,7 @@ def _sort_prefix(out, n):
         out[j + 1] = v
 
 
-@njit(cache=True)
+@njit
 def legal_one(g, R, S):
     """Legal action ids of game ``g``'s seat to act, sorted, into ``S.legal[g]``; returns the count.
     Also sets that seat's last-card duty (applied to the list under ``enforce``)."""
@@ -536,7 +536,7 @@ def legal_one(g, R, S):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def legal_all(R, S):
     for g in range(S.seeds.shape[0]):
         S.legal_n[g] = legal_one(g, R, S)
@@ -545,7 +545,7 @@ def legal_all(R, S):
 # ---------------------------------------------------------------- scoring
 
 
-@njit(cache=True)
+@njit
 def settle(left, twos, winner, liable, reverse, ip, fp, tiers, bankroll, out):
     """Payoffs of a finished game into ``out`` (per seat, higher is better); see RULES.md.
 
@@ -626,7 +626,7 @@ def settle(left, twos, winner, liable, reverse, ip, fp, tiers, bankroll, out):
 # ---------------------------------------------------------------- stepping
 
 
-@njit(cache=True)
+@njit
 def step_one(g, a, R, S, autoreset):
     """Apply legal action ``a`` (< 0: sit out) in game ``g``: pass, play, clear the trick, end the
     game and score it, then deal the next game of the match, or end the match."""
@@ -678,7 +678,7 @@ def step_one(g, a, R, S, autoreset):
         S.current[g] = after
 
 
-@njit(cache=True)
+@njit
 def finish_game(g, s, R, S, autoreset):
     """Seat ``s`` went out: score the game, then deal the next one or end the match."""
     players = R.ip[IP_PLAYERS]
@@ -719,13 +719,13 @@ def finish_game(g, s, R, S, autoreset):
         S.current[g] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def step_all(actions, R, S, autoreset):
     for g in range(actions.shape[0]):
         step_one(g, actions[g], R, S, autoreset)
 
 
-@njit(cache=True)
+@njit
 def check_actions(actions, S):
     """Index of the first game whose action is not legal there (or that is over), or -1."""
     for g in range(actions.shape[0]):

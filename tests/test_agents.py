@@ -20,6 +20,7 @@ from agents import (
 from bigtwo_env import load_variant, variant_names
 from bigtwo_env.cards import cards_to_mask, parse_cards
 from bigtwo_env.engine import Engine
+from bigtwo_env.observation import obs_size
 
 NAMED = ["hong-kong", "taiwan", "japan", "online-cn", "pusoy-dos"]
 
@@ -104,7 +105,7 @@ def test_greedy_plays_the_lowest_play():
 def test_greedy_never_passes_when_it_can_play():
     ids = np.array([[0, 5, 9], [0, 0, 0], [3, 4, 0]], dtype=np.int32)
     counts = np.array([3, 1, 2])
-    acts = GreedyAgent(load_variant("taiwan")).act(np.zeros((3, 402), np.float32), ids, counts)
+    acts = GreedyAgent(load_variant("taiwan")).act(np.zeros((3, obs_size(4)), np.float32), ids, counts)
     assert acts.tolist() == [5, 0, 3]
 
 

@@ -32,7 +32,6 @@ from bigtwo_env.variant import Variant, load_variant
 
 DECK = frozenset(range(52))
 TWOS = frozenset(range(48, 52))
-LEGAL_SUMMARY = slice(-12, None)  # the observation's last 12 slots (see observation.py)
 
 
 # ---------------------------------------------------------------- helpers
@@ -225,7 +224,7 @@ def check_position(engine: Engine, g: int, dealt: frozenset[int]) -> None:
         np.testing.assert_allclose(part["cards_left_fraction"], [len(hands[after[k]]) / cpp for k in range(p)])
         if S.table_seat[g] >= 0:
             assert after[int(part["table_seat"])] == S.table_seat[g]
-        summary = obs[LEGAL_SUMMARY]
+        summary = part["legal_summary"]
         if s != seat:
             assert not summary.any() and part["duty"] == 0 and not part["opening_card"].any()
         else:

@@ -15,6 +15,7 @@ import bigtwo_env.gym_env
 from agents.base import Agent, RandomAgent
 from bigtwo_env import load_variant
 from bigtwo_env.gym_env import BigTwoEnv
+from bigtwo_env.observation import obs_size
 
 ENV_ID = "bigtwo/BigTwo-v0"
 
@@ -96,7 +97,7 @@ def test_opponents_as_agent_objects() -> None:
     opponents = [first, RandomAgent(variant, seed=0), None]
     env = gymnasium.make(ENV_ID, variant="taiwan", seat=3, opponents=opponents)
     run_episode(env, seed=5, rng=np.random.default_rng(5))
-    assert first.calls and all(shape == (1, 402) and n >= 1 for shape, n in first.calls)
+    assert first.calls and all(shape == (1, obs_size(4)) and n >= 1 for shape, n in first.calls)
     # FirstLegal plays seat 0, one place after the learner: one call per turn of seat 0.
     plays = [cards for seat, cards in env.unwrapped.game.history if seat == 0]
     assert len(plays) == len(first.calls)

@@ -20,6 +20,7 @@ import yaml
 torch = pytest.importorskip("torch")
 
 from bigtwo_env import load_variant  # noqa: E402
+from bigtwo_env.observation import obs_size  # noqa: E402
 from train import checkpoint as ckpt  # noqa: E402
 from train import load_config, make_config, run_training  # noqa: E402
 from train.config import FIELDS, config_dir, config_names, field_docs  # noqa: E402
@@ -199,10 +200,10 @@ def test_storage_keeps_each_legal_list_through_compaction():
 
 def test_scores_only_legal_plays_and_masks_before_softmax():
     variant = load_variant("taiwan")
-    net = ActionScorer(402, action_features(variant), hidden_size=16, state_layers=1, pair_size=8)
+    net = ActionScorer(obs_size(4), action_features(variant), hidden_size=16, state_layers=1, pair_size=8)
     legal = torch.tensor([[0, 17, 300, 5000], [12, 0, 0, 0]])
     counts = torch.tensor([4, 1])
-    scores, value = net(torch.rand(2, 402), legal, counts)
+    scores, value = net(torch.rand(2, obs_size(4)), legal, counts)
     valid = legal_mask(counts, 4)
     assert torch.isinf(scores[~valid]).all() and torch.isfinite(scores[valid]).all()
     logp = masked_log_softmax(scores, valid)
@@ -211,8 +212,8 @@ def test_scores_only_legal_plays_and_masks_before_softmax():
     entropy = -(logp.exp() * logp).sum(1)
     assert torch.isfinite(entropy).all() and entropy[1] == 0
     # a play's score depends on the play's features, not on its place in the list
-    s2, _ = net(torch.zeros(1, 402), torch.tensor([[5000, 17]]), torch.tensor([2]))
-    s1, _ = net(torch.zeros(1, 402), torch.tensor([[17, 5000]]), torch.tensor([2]))
+    s2, _ = net(torch.zeros(1, obs_size(4)), torch.tensor([[5000, 17]]), torch.tensor([2]))
+    s1, _ = net(torch.zeros(1, obs_size(4)), torch.tensor([[17, 5000]]), torch.tensor([2]))
     assert torch.allclose(s1.flip(1), s2)
 
 

@@ -35,7 +35,8 @@ episode has not ended yet.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from bigtwo_env.jit import njit
 
 ROW_FIELDS = ("obs", "start", "counts", "env", "seat", "pick", "logprob", "value", "reward", "done", "next")
 
@@ -193,7 +194,7 @@ class DecisionStore:
         self.last = np.asarray(state["last"]).astype(np.int64).copy()
 
 
-@njit(cache=True)
+@njit
 def gae(reward, done, nxt, value, gamma, lam):
     """Advantages and returns over linked decisions (``nxt[d] > d``); ``ok[d]``: ``d`` is finished.
     A finished decision whose successor is unfinished bootstraps from that successor's value."""
@@ -212,7 +213,7 @@ def gae(reward, done, nxt, value, gamma, lam):
     return adv, adv + value, ok
 
 
-@njit(cache=True)
+@njit
 def mc_returns(reward, done, nxt):
     """Undiscounted return to the episode's end of each decision; ``ok[d]``: that end is known."""
     n = reward.shape[0]
