@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m train.export: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {written} ({written.stat().st_size / 1e6:.2f} MB)")
-    for line in provenance.describe(ckpt.load(written).get("provenance")):
+    for line in pretrained.describe_provenance(ckpt.load(written).get("provenance")):
         print(f"  {line}")
     return 0
 

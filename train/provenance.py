@@ -21,6 +21,8 @@ not run from a git checkout, e.g. an installed wheel.
 (7, 4096, 12.5, 1)
 >>> at(start("ppo", 7, p), steps=8192, seconds=10.0)["train_seconds"]  # a resumed run adds its sessions
 22.5
+
+``agents.pretrained.describe_provenance`` turns the dict into lines for people.
 """
 
 from __future__ import annotations
@@ -90,33 +92,3 @@ def start(algo: str, seed: int, previous: dict[str, Any] | None) -> dict[str, An
 def at(session: dict[str, Any], steps: int, seconds: float) -> dict[str, Any]:
     """``session``'s provenance for a checkpoint after ``steps`` environment steps, ``seconds`` into this session."""
     return {**session, "steps": int(steps), "train_seconds": round(session["train_seconds"] + float(seconds), 3)}
-
-
-def describe(provenance: dict[str, Any] | None) -> list[str]:
-    """Lines that tell a reader where a network came from (``bigtwo ladder --list`` prints them).
-
-    >>> describe(None)
-    ['provenance: not recorded']
-    """
-    if not provenance:
-        return ["provenance: not recorded"]
-    p = provenance
-    seconds = p.get("train_seconds")
-    took = "" if not seconds else f" in {seconds:.1f} s" if seconds < 60 else f" in {seconds / 60:.1f} min"
-    lines = [f"{p.get('algo', '?')}, seed {p.get('seed', '?')}, {int(p.get('steps', 0)):,} env steps{took}"]
-    for i, session in enumerate(p.get("sessions", [])):
-        lines.append(f"{'trained by' if i == 0 else 'resumed by'}: {session.get('command')}  ({_code(session)})")
-    exported = p.get("exported")
-    if exported:
-        lines.append(f"exported: {exported.get('time')} from {exported.get('source')}  ({_code(exported)})")
-    return lines
-
-
-def _code(v: dict[str, Any]) -> str:
-    """``bigtwo 0.1.0, git 2580553 (dirty), torch 2.3.0, 2025-01-01T00:00:00+00:00``."""
-    commit = v.get("git_commit")
-    git = "no git checkout" if not commit else f"git {commit[:12]}{' (dirty)' if v.get('git_dirty') else ''}"
-    parts = [f"bigtwo {v.get('version')}", git, f"torch {v.get('torch')}"]
-    if v.get("started"):
-        parts.append(f"started {v['started']}")
-    return ", ".join(parts)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from bigtwo_env.variant import Variant
 
@@ -96,3 +97,33 @@ def need_torch() -> None:
             f"the {STRONG!r} agent plays trained network weights, which need torch ({exc}); "
             f"install the train extra: {EXTRA}"
         ) from None
+
+
+def describe_provenance(provenance: dict[str, Any] | None) -> list[str]:
+    """Lines that tell a reader where a network came from (``bigtwo ladder --list`` prints them; the keys are ``train.provenance``'s).
+
+    >>> describe_provenance(None)
+    ['provenance: not recorded']
+    """
+    if not provenance:
+        return ["provenance: not recorded"]
+    p = provenance
+    seconds = p.get("train_seconds")
+    took = "" if not seconds else f" in {seconds:.1f} s" if seconds < 60 else f" in {seconds / 60:.1f} min"
+    lines = [f"{p.get('algo', '?')}, seed {p.get('seed', '?')}, {int(p.get('steps', 0)):,} env steps{took}"]
+    for i, session in enumerate(p.get("sessions", [])):
+        lines.append(f"{'trained by' if i == 0 else 'resumed by'}: {session.get('command')}  ({_code(session)})")
+    exported = p.get("exported")
+    if exported:
+        lines.append(f"exported: {exported.get('time')} from {exported.get('source')}  ({_code(exported)})")
+    return lines
+
+
+def _code(v: dict[str, Any]) -> str:
+    """``bigtwo 0.1.0, git 2580553 (dirty), torch 2.3.0, 2025-01-01T00:00:00+00:00``."""
+    commit = v.get("git_commit")
+    git = "no git checkout" if not commit else f"git {commit[:12]}{' (dirty)' if v.get('git_dirty') else ''}"
+    parts = [f"bigtwo {v.get('version')}", git, f"torch {v.get('torch')}"]
+    if v.get("started"):
+        parts.append(f"started {v['started']}")
+    return ", ".join(parts)
