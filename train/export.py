@@ -9,7 +9,7 @@ names; see ``agents.pretrained``) keeps what playing needs and what tells where 
 the network's weights and constructor arguments, the variant's rules, the run's config, its
 step counters and its ``provenance`` (``train.provenance``: command, seed, steps, training time,
 code version) with an ``exported`` entry added. The optimizer and every other resume state are
-dropped, so the file is the network's size (well under a megabyte for the shipped configs). It
+dropped, so the file is the network's size (about 0.85 MB for the strong config's 256x2 network). It
 is a ``train.checkpoint`` file like any other (``weights_only`` loading, atomic write).
 
 ``--variant`` names the variant it ships for (a name or YAML file; default: the one it was
