@@ -3,6 +3,7 @@
     bigtwo variants [NAME]       list the rule variants, or show one's settings
     bigtwo bench [--json]        engine and environment speeds on this machine
     bigtwo tournament ...        duplicate-deal tournaments between agents
+    bigtwo ladder ...            every shipped agent rated on a variant, as a Markdown table
     bigtwo play ...              play a game in the terminal against agents
     bigtwo train ...             self-play training (needs the ``train`` extra: torch)
     bigtwo --version             the installed version

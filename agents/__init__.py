@@ -1,13 +1,15 @@
-"""Baseline agents and loaders: random, greedy, heuristic, search, and trained checkpoints.
+"""Baseline agents and loaders: random, greedy, heuristic, search, the shipped ``strong``, and trained checkpoints.
 
 | module | job |
 |---|---|
 | ``base`` | the ``Agent`` interface (``act(obs, legal_ids, legal_counts)``) and ``RandomAgent`` |
 | ``greedy``, ``heuristic``, ``search`` | the baseline agents |
 | ``registry`` | a name or a checkpoint path as an agent: ``make_agent``, options, agent lists, loaders |
+| ``pretrained`` | the shipped trained weights behind ``strong`` (one file per variant), their folder and provenance |
 | ``tournament``, ``rating`` | duplicate-deal tournaments and Bradley-Terry ratings |
+| ``ladder`` | every shipped agent rated on a variant, as a Markdown table (``bigtwo ladder``) |
 | ``play`` | a human against agents in the terminal |
-| ``cli`` | the ``bigtwo tournament`` and ``bigtwo play`` subcommands |
+| ``cli`` | the ``bigtwo tournament``, ``bigtwo ladder`` and ``bigtwo play`` subcommands |
 
 ``make_agent(name_or_path, variant, seed=None, **options)`` builds any of them (see
 ``agents.registry`` for the names, their options and checkpoint loaders):

@@ -1,5 +1,5 @@
-"""The ``bigtwo tournament`` and ``bigtwo play`` subcommands (see ``agents.tournament`` and
-``agents.play``). Heavy imports happen inside the handlers."""
+"""The ``bigtwo tournament``, ``bigtwo ladder`` and ``bigtwo play`` subcommands (see
+``agents.tournament``, ``agents.ladder`` and ``agents.play``). Heavy imports happen inside the handlers."""
 
 from __future__ import annotations
 
@@ -46,6 +46,34 @@ def _tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ladder(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .ladder import describe_shipped, run_ladder
+    from .registry import parse_agent_list
+
+    if args.list:
+        print(describe_shipped())
+        return 0
+    ladder = run_ladder(
+        args.variant,
+        deals=args.deals,
+        seed=args.seed,
+        simulations=args.simulations,
+        extra=parse_agent_list(args.agents) if args.agents else (),
+        workers=args.workers,
+        progress=not args.quiet,
+    )
+    table = ladder.markdown(timing=not args.no_timing)
+    print(table, end="")
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(table, encoding="utf-8")
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
 def _play(args: argparse.Namespace) -> int:
     from .play import TerminalGame
 
@@ -63,7 +91,7 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``tournament`` and ``play`` to the ``bigtwo`` command."""
+    """Add ``tournament``, ``ladder`` and ``play`` to the ``bigtwo`` command."""
     p = sub.add_parser(
         "tournament",
         help="duplicate-deal tournament between agents",
@@ -109,6 +137,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_tournament)
 
+    from .ladder import DEFAULT_DEALS, DEFAULT_SEED, DEFAULT_SIMULATIONS
+
+    lad = sub.add_parser(
+        "ladder",
+        help="rate every shipped agent on a variant (a Markdown table)",
+        description="Rate random, greedy, heuristic, search, strong (where trained weights are shipped for the "
+        "variant) and any --agents with duplicate deals and Bradley-Terry ratings; print the Markdown table, "
+        "best rating first, with the command line that makes it.",
+    )
+    lad.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
+    lad.add_argument("--deals", type=int, default=DEFAULT_DEALS, help=f"deals to play (default {DEFAULT_DEALS})")
+    lad.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of deals and tables (default {DEFAULT_SEED})"
+    )
+    lad.add_argument(
+        "--simulations",
+        type=int,
+        default=DEFAULT_SIMULATIONS,
+        help=f"the search agent's simulations per move (default {DEFAULT_SIMULATIONS})",
+    )
+    lad.add_argument("--agents", default=None, metavar="EXTRA,...", help="more agents: names or checkpoint paths")
+    lad.add_argument("--out", metavar="FILE", help="also write the Markdown table to FILE")
+    lad.add_argument("--no-timing", action="store_true", help="leave out ms/move (byte-identical reruns)")
+    lad.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (default min(2, cores); results do not depend on it)",
+    )
+    lad.add_argument("--quiet", action="store_true", help="no progress bar")
+    lad.add_argument(
+        "--list", action="store_true", help="list the shipped trained agents and what made them, then exit"
+    )
+    lad.set_defaults(func=_ladder)
+
     q = sub.add_parser(
         "play",
         help="play a match in the terminal against agents",
@@ -118,8 +181,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
     q.add_argument(
         "--opponents",
-        default="heuristic",
-        help="agent name or checkpoint path for every other seat, or a comma list (default heuristic)",
+        default=None,
+        help="agent name or checkpoint path for every other seat, or a comma list "
+        "(default: strong where trained weights are shipped for the variant, else heuristic)",
     )
     q.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     q.add_argument("--seed", type=int, default=None, help="deal seed (default: random, shown at the start)")

@@ -1,5 +1,9 @@
 """Play Big Two in the terminal against agents: ``bigtwo play --opponents heuristic``.
 
+Without ``--opponents`` every other seat is ``strong``, the trained agent shipped for the variant
+(``agents.pretrained``), where one is shipped and loads for these rules; ``heuristic`` otherwise.
+The start-up text says which, and why not ``strong`` (``default_opponent``).
+
 Every turn of yours shows your hand sorted low to high and numbered, what the others played
 this trick, the play to beat and how many cards each seat holds. Type
 
@@ -34,8 +38,9 @@ from bigtwo_env.cards import Card, parse_cards
 from bigtwo_env.game import Game
 from bigtwo_env.variant import Variant
 
+from . import pretrained
 from .base import Agent
-from .registry import make_agent_from_spec, parse_agent_list
+from .registry import make_agent, make_agent_from_spec, parse_agent_list
 
 HELP = """\
 How to play a turn:
@@ -50,6 +55,18 @@ How to play a turn:
 Your hand is shown sorted, lowest first; the numbers before the cards are just positions."""
 
 
+def default_opponent(variant: Variant) -> tuple[str, str]:
+    """The default opponent for ``variant`` and a line saying which: ``strong`` where its weights
+    are shipped and load for these rules (with torch), else ``heuristic`` with the reason."""
+    try:
+        if not pretrained.has_weights(variant):
+            return "heuristic", f"Opponents: heuristic (no trained agent is shipped for {variant.name})."
+        make_agent(pretrained.STRONG, variant, seed=0)
+    except ValueError as exc:  # a BIGTWO_PRETRAINED_DIR that is no folder, other rules, no torch
+        return "heuristic", f"Opponents: heuristic ({exc})."
+    return pretrained.STRONG, f"Opponents: strong, the trained agent shipped for {variant.name}."
+
+
 class _Quit(Exception):
     """The player left (quit or end of input)."""
 
@@ -58,7 +75,8 @@ class TerminalGame:
     """A human at one seat, agents at the others, talking through ``stdin``/``stdout``.
 
     ``opponents``: one agent name/checkpoint path for every other seat, a comma list or a list
-    (one per other seat, in play order after yours), or ``Agent`` objects. ``hint``: the agent
+    (one per other seat, in play order after yours), or ``Agent`` objects; ``None``:
+    ``default_opponent`` (``strong`` where shipped, else ``heuristic``). ``hint``: the agent
     asked by ``hint``. ``symbols``: show suits as ♦♣♥♠. ``echo``: repeat each input line after
     the prompt (default: when the input is not a terminal, so transcripts read well).
     """
@@ -66,7 +84,7 @@ class TerminalGame:
     def __init__(
         self,
         variant: Variant | str = "taiwan",
-        opponents: str | Agent | Sequence[str | Agent] = "heuristic",
+        opponents: str | Agent | Sequence[str | Agent] | None = None,
         seat: int = 0,
         seed: int | None = None,
         *,
@@ -84,6 +102,9 @@ class TerminalGame:
         if not isinstance(seat, int) or not 0 <= seat < players:
             raise ValueError(f"seat must be 0..{players - 1}, got {seat!r}")
         self.seat = seat
+        self.opponent_note = ""  # what the start-up text says about a default opponent
+        if opponents is None:
+            opponents, self.opponent_note = default_opponent(self.variant)
         if isinstance(opponents, str):
             specs: list[str | Agent] = list(parse_agent_list(opponents))
         elif isinstance(opponents, Agent):
@@ -356,6 +377,8 @@ class TerminalGame:
             + ", ".join(self.labels[s] for s in self._seats_from(self.seat) if s != self.seat)
             + ". Type 'help' for the commands."
         )
+        if self.opponent_note:
+            self.say(self.opponent_note)
         try:
             while not g.is_over:
                 seat = g.current_player

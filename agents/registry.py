@@ -8,6 +8,7 @@
 | ``greedy`` | the lowest legal play; passes only when it must | |
 | ``heuristic`` | plans the hand into few plays, keeps control, presses | ``weights`` |
 | ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k`` |
+| ``strong`` | the trained network shipped for the variant (``agents.pretrained``; needs torch) | ``mode``, ``device`` |
 | a file path | a trained checkpoint, by its suffix's loader (below) | the loader's |
 
 Options may also be written into the name, ``KEY=VALUE`` items after a colon, each value read
@@ -50,6 +51,7 @@ from typing import Any
 from bigtwo_env.settings import parse_settings
 from bigtwo_env.variant import Variant, load_variant
 
+from . import pretrained
 from .base import Agent, RandomAgent
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
@@ -82,11 +84,12 @@ def split_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def make_agent(name_or_path: str | Path, variant: Variant | str, seed: int | None = None, **options: Any) -> Agent:
-    """An agent by name (``random``, ``greedy``, ``heuristic``, ``search``, optionally with
-    ``:key=value,...`` options) or by a checkpoint file's path, built to play ``variant``.
+    """An agent by name (``random``, ``greedy``, ``heuristic``, ``search``, ``strong``, optionally
+    with ``:key=value,...`` options) or by a checkpoint file's path, built to play ``variant``.
 
     ``ValueError`` for an unknown name (listing the allowed ones), an option the agent does not
-    take, or a checkpoint that does not exist or no loader knows."""
+    take, a checkpoint that does not exist or no loader knows, or ``strong`` for a variant without
+    shipped weights, with other rules than its weights', or without torch."""
     var = variant if isinstance(variant, Variant) else load_variant(variant)
     spec = str(name_or_path)
     name, spec_options = split_spec(spec) if isinstance(name_or_path, str) else (spec, {})
@@ -100,11 +103,30 @@ def make_agent(name_or_path: str | Path, variant: Variant | str, seed: int | Non
             takes = f"takes: {', '.join(accepted)}" if accepted else "takes no options"
             raise ValueError(f"agent {name!r} does not take option(s) {', '.join(unknown)}; it {takes}")
         return cls(var, seed=seed, **options)
+    if name.lower() == pretrained.STRONG:
+        return _strong(var, seed, {**spec_options, **options})
     path = Path(spec)
     looks_like_path = path.exists() or path.suffix != "" or "/" in spec or "\\" in spec
     if looks_like_path:
         return load_agent(path, var, seed, **options)
-    raise ValueError(f"unknown agent {spec!r}; allowed: {', '.join(AGENTS)}, or a path to a checkpoint file (.pt)")
+    raise ValueError(
+        f"unknown agent {spec!r}; allowed: {', '.join([*AGENTS, pretrained.STRONG])}, "
+        "or a path to a checkpoint file (.pt)"
+    )
+
+
+def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agent:
+    """The network shipped for ``variant`` (``agents.pretrained``), loaded by the ``.pt`` loader
+    with the same rules required."""
+    unknown = sorted(set(options) - set(pretrained.OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"agent {pretrained.STRONG!r} does not take option(s) {', '.join(unknown)}; "
+            f"it takes: {', '.join(pretrained.OPTIONS)}"
+        )
+    path = pretrained.weights_path(variant)
+    pretrained.need_torch()
+    return load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **options)
 
 
 def make_agent_from_spec(spec: str | Agent, variant: Variant, seed: int | None = None) -> Agent:

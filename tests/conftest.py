@@ -3,9 +3,16 @@
 The ``slow`` marker is declared in pyproject.toml. A default run skips every test marked with
 it; ``pytest -m slow`` (or any ``-m`` expression that names ``slow``) or ``pytest --runslow``
 runs them.
+
+Fixtures for the shipped trained agent (``strong``): ``trained_run`` (a real tiny training
+run), ``strong_dir`` (its export as ``taiwan.pt`` in a folder ``BIGTWO_PRETRAINED_DIR`` points
+at) and ``no_strong`` (an empty such folder).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,3 +28,65 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def tiny_training_config(runs_dir: Path, **fields: Any) -> Any:
+    """A PPO config on taiwan that trains in about a second (the trainers' real code, tiny sizes)."""
+    from train import make_config
+
+    base: dict[str, Any] = dict(
+        runs_dir=str(runs_dir),
+        run_name="tiny",
+        total_timesteps=256,
+        num_envs=8,
+        num_steps=16,
+        hidden_size=16,
+        state_layers=1,
+        pair_size=8,
+        minibatch_size=64,
+        update_epochs=1,
+        eval_every=0,
+        final_eval_deals=0,
+        checkpoint_every=256,
+        keep_checkpoints=0,
+        progress=False,
+        torch_threads=1,
+        device="cpu",
+        league_self=1.0,
+        league_past=0.0,
+        league_baselines=0.0,
+    )
+    base.update(fields)
+    return make_config(base, source="test")
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a real, tiny training run (skipped without torch): what ``train.export`` ships."""
+    pytest.importorskip("torch")
+    from train import run_training
+
+    return run_training(tiny_training_config(tmp_path_factory.mktemp("runs"))).run_dir
+
+
+@pytest.fixture
+def strong_dir(trained_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A pretrained folder holding ``taiwan.pt`` exported from ``trained_run``, set as ``BIGTWO_PRETRAINED_DIR``."""
+    from agents.pretrained import ENV_VAR
+    from train.export import export_policy
+
+    folder = tmp_path / "pretrained"
+    export_policy(trained_run, out_dir=folder)
+    monkeypatch.setenv(ENV_VAR, str(folder))
+    return folder
+
+
+@pytest.fixture
+def no_strong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty pretrained folder set as ``BIGTWO_PRETRAINED_DIR``: no variant has weights."""
+    from agents.pretrained import ENV_VAR
+
+    folder = tmp_path / "no_pretrained"
+    folder.mkdir()
+    monkeypatch.setenv(ENV_VAR, str(folder))
+    return folder

@@ -19,6 +19,8 @@ import yaml
 
 torch = pytest.importorskip("torch")
 
+from conftest import tiny_training_config  # noqa: E402
+
 from bigtwo_env import load_variant  # noqa: E402
 from bigtwo_env.observation import obs_size  # noqa: E402
 from train import checkpoint as ckpt  # noqa: E402
@@ -33,30 +35,15 @@ ROOT = Path(__file__).resolve().parents[1]
 def tiny(tmp_path: Path, **fields) -> object:
     """A config that trains in about a second."""
     base = dict(
-        runs_dir=str(tmp_path / "runs"),
-        run_name="tiny",
         total_timesteps=1024,
         num_envs=16,
-        num_steps=16,
         hidden_size=32,
-        state_layers=1,
         pair_size=16,
-        minibatch_size=64,
         update_epochs=2,
-        eval_every=0,
-        final_eval_deals=0,
         checkpoint_every=512,
-        keep_checkpoints=0,
-        progress=False,
-        torch_threads=1,
-        device="cpu",
-        league_self=1.0,
-        league_past=0.0,
-        league_baselines=0.0,
         snapshot_every=256,
     )
-    base.update(fields)
-    return make_config(base, source="test")
+    return tiny_training_config(tmp_path / "runs", **{**base, **fields})
 
 
 def weights(path: Path) -> dict[str, torch.Tensor]:

@@ -22,6 +22,8 @@ this package itself imports no torch: the training API below is loaded on first 
 | ``league`` | opponents per match slot: the current policy, past snapshots, baseline agents |
 | ``run`` | the run folder, TensorBoard, progress bar, periodic and final evaluation |
 | ``episodes`` | episode bookkeeping: the learner's game results per league opponent, game lengths |
+| ``provenance`` | what each checkpoint records of its making: command, seed, steps, training time, code version |
+| ``export`` | a finished run's checkpoint as a policy-only file for the shipped ``strong`` agent (``python -m train.export``) |
 | ``checkpoint`` | checkpoint layout and resume state (env, RNGs, which config changes resume allows), atomic writes, ``weights_only`` loading |
 | ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (the ``.pt`` loader ``agents.make_agent`` finds by entry point) |
 | ``evaluate`` | duplicate tournaments (``agents.tournament``) of a trained agent against baselines |

@@ -10,6 +10,7 @@ A checkpoint (``runs/<run>/checkpoints/step_<env steps>.pt``) is a ``torch.save`
 | ``config`` | the run's full ``TrainConfig`` as a dict |
 | ``model`` | ``{"kwargs": constructor arguments, "state_dict": weights}`` of the ``ActionScorer`` |
 | ``global_step``, ``update`` | environment steps and updates done |
+| ``provenance`` | the command, seed, steps, training time and code version that made it (``train.provenance``) |
 | ``resume`` | what a resumed run needs besides: optimizer, RNG states, the vector env's match states, the pending decisions, the league (absent from policy-only files such as league snapshots) |
 
 Only tensors and plain Python values are stored (NumPy arrays become tensors), so every load
@@ -73,10 +74,17 @@ def tensors_to_arrays(obj: Any) -> Any:
 
 
 def policy_payload(
-    algo: str, variant: Variant, cfg: TrainConfig, net: ActionScorer, step: int, update: int
+    algo: str,
+    variant: Variant,
+    cfg: TrainConfig,
+    net: ActionScorer,
+    step: int,
+    update: int,
+    provenance: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The policy part of a checkpoint (all of a league snapshot): every key of the table above but ``resume``."""
-    return {
+    """The policy part of a checkpoint (all of a league snapshot): every key of the table above but
+    ``resume`` (and ``provenance`` when none is given)."""
+    payload = {
         "format": FORMAT,
         "algo": algo,
         "variant": {"name": variant.name, "settings": variant.to_dict()},
@@ -88,6 +96,9 @@ def policy_payload(
         "global_step": int(step),
         "update": int(update),
     }
+    if provenance is not None:
+        payload["provenance"] = provenance
+    return payload
 
 
 def atomic_save(payload: dict[str, Any], path: str | Path) -> Path:

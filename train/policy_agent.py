@@ -9,7 +9,10 @@ and ``bigtwo play --opponents runs/<run>/checkpoints/step_....pt`` accept traine
 The network scores plays from their features (``train.networks``), not from fixed output
 slots, so an agent can play any variant with the same number of players (the observation size
 depends only on that); a variant with other play rules than the training one is allowed, but
-the agent has never seen it.
+the agent has never seen it. ``same_rules=True`` refuses such a variant instead (``ValueError``
+naming the fields that differ, from ``rule_differences``): the shipped ``strong`` agents
+(``agents.pretrained``) load that way. The agent's ``provenance`` is the checkpoint's record of
+what made it (``train.provenance``; ``None`` for a checkpoint from before provenance records).
 
 Modes: ``greedy`` plays the best-scored legal play (the default, for evaluation); ``sample``
 draws from the softmax over the legal plays (PPO's policy as trained; the league's snapshots).
@@ -17,7 +20,9 @@ draws from the softmax over the legal plays (PPO's policy as trained; the league
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,12 +35,14 @@ from . import checkpoint as ckpt
 from .networks import ActionScorer, build_network
 
 MODES = ("greedy", "sample")
+NOT_RULES = ("name", "description", "direction", "straights_preset")  # naming, and seat labels when shown
 
 
 class PolicyAgent(Agent):
     """Plays with an ``ActionScorer``; see the module docstring."""
 
     name = "policy"
+    provenance: dict[str, Any] | None = None  # set by load_policy_agent from the checkpoint
 
     def __init__(
         self,
@@ -94,25 +101,52 @@ def checkpoint_variant(payload: dict) -> Variant:
     return load_variant("taiwan").replace(**settings)
 
 
+def rule_differences(trained: Variant, play: Variant) -> list[str]:
+    """``"field: trained value (trained) vs value (here)"`` for each rule field in which ``play``
+    differs from ``trained`` (everything but ``NOT_RULES``); empty when the rules are the same.
+
+    >>> rule_differences(load_variant("taiwan"), load_variant("taiwan", players=3))
+    ['players: 4 (trained) vs 3 (here)']
+    """
+    names = [f.name for f in dataclasses.fields(trained) if f.name not in NOT_RULES]
+    a, b = trained.to_dict(), play.to_dict()
+    return [
+        f"{n}: {a.get(n)!r} (trained) vs {b.get(n)!r} (here)" for n in names if getattr(trained, n) != getattr(play, n)
+    ]
+
+
 def load_policy_agent(
     path: str | Path,
     variant: Variant | str | None = None,
     seed: int | None = None,
     mode: str = "greedy",
     device: str | None = None,
+    *,
+    same_rules: bool = False,
+    label: str | None = None,
 ) -> PolicyAgent:
     """A ``PolicyAgent`` from a checkpoint file, to play ``variant`` (default: the one it was
-    trained on). ``ValueError`` if the file is not a checkpoint or the player counts differ."""
+    trained on), named ``label`` (default: the file's stem). ``ValueError`` if the file is not a
+    checkpoint, the player counts differ, or (``same_rules``) any rule differs."""
     payload = ckpt.load(path)
     trained = checkpoint_variant(payload)
     play = trained if variant is None else load_variant(variant)
+    who = f"{label} ({path})" if label else str(path)
+    diffs = rule_differences(trained, play) if same_rules else []
+    if diffs:
+        raise ValueError(
+            f"{who}: trained on other rules than this {play.name!r} variant ({'; '.join(diffs)}); "
+            "it plays only the rules it was trained on"
+        )
     kwargs = dict(payload["model"]["kwargs"])
     if kwargs["obs_size"] != obs_size(play.players):
         raise ValueError(
-            f"{path}: trained for {trained.players} players ({trained.name}), cannot play {play.name!r} "
+            f"{who}: trained for {trained.players} players ({trained.name}), cannot play {play.name!r} "
             f"with {play.players} players"
         )
     net = build_network(kwargs, play)
     net.load_state_dict(payload["model"]["state_dict"])
     dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    return PolicyAgent(play, net, seed=seed, mode=mode, device=dev, label=Path(path).stem)
+    agent = PolicyAgent(play, net, seed=seed, mode=mode, device=dev, label=label or Path(path).stem)
+    agent.provenance = payload.get("provenance")
+    return agent

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from . import checkpoint as ckpt
+from . import provenance
 from .config import TrainConfig, to_yaml
 from .evaluate import Evaluation, evaluate, format_table
 from .networks import ActionScorer
@@ -56,11 +57,13 @@ class Run:
         self.name = cfg.resolved_run_name()
         self.dir = Path(cfg.runs_dir) / self.name
         self.resume_from = ckpt.latest_checkpoint(self.dir)
-        resume_step = None
+        resume_step, saved = None, None
         if self.resume_from is not None:
             saved = ckpt.load(self.resume_from)
             ckpt.check_resumable(cfg, saved, self.resume_from)
             resume_step = int(saved["global_step"])
+        # the command, seed, code version; steps and training time are added at each checkpoint
+        self.provenance = provenance.start(cfg.algo, cfg.seed, None if saved is None else saved.get("provenance"))
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "config.yaml").write_text(to_yaml(cfg, f"config of run {self.name}"), encoding="utf-8")
         from torch.utils.tensorboard import SummaryWriter
@@ -113,8 +116,10 @@ class Run:
     # ------------------------------------------------------------ checkpoints
 
     def payload(self, algo: str, net: ActionScorer, step: int, update: int) -> dict[str, Any]:
-        """The policy part of a checkpoint (also what league snapshots hold): ``ckpt.policy_payload``."""
-        return ckpt.policy_payload(algo, self.variant, self.cfg, net, step, update)
+        """The policy part of a checkpoint (also what league snapshots hold): ``ckpt.policy_payload``,
+        with the provenance of the run so far."""
+        made = provenance.at(self.provenance, step, time.time() - self.started)
+        return ckpt.policy_payload(algo, self.variant, self.cfg, net, step, update, provenance=made)
 
     def save(self, payload: dict[str, Any], resume: dict[str, Any]) -> Path:
         """Write a resumable checkpoint at ``payload['global_step']`` and prune old ones."""

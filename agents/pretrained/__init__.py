@@ -1,0 +1,129 @@
+"""Trained agents shipped with the package: ``make_agent("strong", variant)``.
+
+The ``strong`` agent plays a trained network (``train.policy_agent.PolicyAgent``, best-scored
+play) from a policy-only weight file in this folder, one per variant, named after it:
+
+| what | where |
+|---|---|
+| weights | ``agents/pretrained/<variant name>.pt`` (package data: in the wheel), written by ``python -m train.export`` |
+| the folder | this package's folder, or the one ``BIGTWO_PRETRAINED_DIR`` names (for your own weights, and the tests) |
+| what made a file | its ``provenance`` (command, seed, steps, training time, code version): ``bigtwo ladder --list`` |
+
+A file is matched by the variant's ``name`` only, and refused (``ValueError`` naming the fields)
+when the variant's rules differ from the ones it was trained on: ``taiwan`` with ``players=3``
+is not ``taiwan``. A variant without a file gets a ``ValueError`` naming the variants that have
+one. Loading needs torch (the ``train`` extra, ``pip install 'bigtwo[train]'``); every other agent
+name works without it. ``strong:mode=sample`` samples from the policy instead, ``device=cpu``
+picks the torch device (default: CUDA when available).
+
+``bigtwo play`` seats ``strong`` opponents by default where a file exists for the variant
+(``heuristic`` otherwise, saying why), and ``bigtwo ladder`` rates it with the other agents.
+
+>>> import os, tempfile
+>>> with tempfile.TemporaryDirectory() as d:
+...     os.environ[ENV_VAR] = d
+...     before = has_weights("taiwan")
+...     Path(d, "taiwan.pt").touch()
+...     after = has_weights("taiwan"), shipped_variants()
+...     del os.environ[ENV_VAR]
+>>> before, after
+(False, (True, ['taiwan']))
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from bigtwo_env.variant import Variant
+
+STRONG = "strong"  # the agent name
+OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (train.policy_agent.load_policy_agent's)
+ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
+SUFFIX = ".pt"
+EXTRA = "pip install 'bigtwo[train]'"
+FILE_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*$")  # a variant name that can be a file name here
+
+
+def pretrained_dir() -> Path:
+    """The folder the weight files are read from: ``$BIGTWO_PRETRAINED_DIR``, else this package's folder."""
+    chosen = os.environ.get(ENV_VAR)
+    if not chosen:
+        return Path(__file__).resolve().parent
+    folder = Path(chosen).expanduser()
+    if not folder.is_dir():
+        raise ValueError(
+            f"{ENV_VAR}={chosen!r} is not a folder; point it at a folder of <variant>.pt files, or unset it"
+        )
+    return folder
+
+
+def shipped_variants() -> list[str]:
+    """Names of the variants that have a weight file, sorted."""
+    return sorted(p.stem for p in pretrained_dir().glob(f"*{SUFFIX}") if p.is_file() and FILE_NAME.match(p.stem))
+
+
+def _name(variant: Variant | str) -> str:
+    return variant.name if isinstance(variant, Variant) else str(variant)
+
+
+def has_weights(variant: Variant | str) -> bool:
+    """Whether a weight file exists for ``variant``'s name (its rules are checked when it loads)."""
+    name = _name(variant)
+    return bool(FILE_NAME.match(name)) and (pretrained_dir() / f"{name}{SUFFIX}").is_file()
+
+
+def weights_path(variant: Variant | str) -> Path:
+    """The weight file for ``variant``'s name; ``ValueError`` naming the variants that have one."""
+    name = _name(variant)
+    if has_weights(name):
+        return pretrained_dir() / f"{name}{SUFFIX}"
+    shipped = shipped_variants()
+    have = f"variants with weights: {', '.join(shipped)}" if shipped else "none are shipped there yet"
+    raise ValueError(
+        f"the {STRONG!r} agent has no trained weights for variant {name!r} in {pretrained_dir()}; {have} "
+        f"(export a run's checkpoint with `python -m train.export RUN_DIR --variant {name}`, or play another agent)"
+    )
+
+
+def need_torch() -> None:
+    """``ValueError`` naming the ``train`` extra when torch cannot be imported."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise ValueError(
+            f"the {STRONG!r} agent plays trained network weights, which need torch ({exc}); "
+            f"install the train extra: {EXTRA}"
+        ) from None
+
+
+def describe_provenance(provenance: dict[str, Any] | None) -> list[str]:
+    """Lines that tell a reader where a network came from (``bigtwo ladder --list`` prints them; the keys are ``train.provenance``'s).
+
+    >>> describe_provenance(None)
+    ['provenance: not recorded']
+    """
+    if not provenance:
+        return ["provenance: not recorded"]
+    p = provenance
+    seconds = p.get("train_seconds")
+    took = "" if not seconds else f" in {seconds:.1f} s" if seconds < 60 else f" in {seconds / 60:.1f} min"
+    lines = [f"{p.get('algo', '?')}, seed {p.get('seed', '?')}, {int(p.get('steps', 0)):,} env steps{took}"]
+    for i, session in enumerate(p.get("sessions", [])):
+        lines.append(f"{'trained by' if i == 0 else 'resumed by'}: {session.get('command')}  ({_code(session)})")
+    exported = p.get("exported")
+    if exported:
+        lines.append(f"exported: {exported.get('time')} from {exported.get('source')}  ({_code(exported)})")
+    return lines
+
+
+def _code(v: dict[str, Any]) -> str:
+    """``bigtwo 0.1.0, git 2580553 (dirty), torch 2.3.0, 2025-01-01T00:00:00+00:00``."""
+    commit = v.get("git_commit")
+    git = "no git checkout" if not commit else f"git {commit[:12]}{' (dirty)' if v.get('git_dirty') else ''}"
+    parts = [f"bigtwo {v.get('version')}", git, f"torch {v.get('torch')}"]
+    if v.get("started"):
+        parts.append(f"started {v['started']}")
+    return ", ".join(parts)

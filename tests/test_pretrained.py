@@ -1,0 +1,154 @@
+"""The shipped trained agent ``strong``: export of a real run, loading by variant name, refusals,
+provenance, ``bigtwo play``'s default opponent, and the clear error without torch."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents import make_agent
+from agents.play import TerminalGame
+from agents.pretrained import ENV_VAR, has_weights, shipped_variants
+from bigtwo_env import __version__, load_variant
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK_TORCH = "import sys; sys.modules['torch'] = None; sys.modules['tensorboard'] = None\n"  # as if not installed
+
+
+def test_export_keeps_the_policy_and_its_provenance(trained_run, tmp_path):
+    torch = pytest.importorskip("torch")
+    from train import checkpoint as ckpt
+    from train.export import export_policy
+
+    source = ckpt.latest_checkpoint(trained_run)
+    written = export_policy(trained_run, out_dir=tmp_path)
+    assert written == tmp_path / "taiwan.pt"
+    full, shipped = ckpt.load(source), ckpt.load(written)
+    assert "resume" not in shipped and "resume" in full
+    assert written.stat().st_size < min(source.stat().st_size, 2_000_000)
+    assert shipped["variant"] == full["variant"] and shipped["config"] == full["config"]
+    weights = full["model"]["state_dict"]
+    assert all(torch.equal(weights[k], v) for k, v in shipped["model"]["state_dict"].items())
+
+    made = shipped["provenance"]
+    assert made["algo"] == "ppo" and made["seed"] == full["config"]["seed"]
+    assert made["steps"] == full["global_step"] == 256 and made["train_seconds"] > 0
+    (session,) = made["sessions"]
+    assert session["version"] == __version__ and session["command"] and session["torch"] == str(torch.__version__)
+    if (ROOT / ".git").exists():
+        assert re.fullmatch(r"[0-9a-f]{40}", session["git_commit"]) and isinstance(session["git_dirty"], bool)
+    assert made["exported"]["source"] == str(source) and made["exported"]["version"] == __version__
+
+
+def test_a_resumed_run_records_every_session(tmp_path):
+    pytest.importorskip("torch")
+    from conftest import tiny_training_config
+
+    from train import checkpoint as ckpt
+    from train import run_training
+
+    first = run_training(tiny_training_config(tmp_path))
+    before = ckpt.load(first.checkpoint)["provenance"]
+    again = run_training(tiny_training_config(tmp_path, total_timesteps=512))
+    after = ckpt.load(again.checkpoint)["provenance"]
+    assert len(before["sessions"]) == 1 and len(after["sessions"]) == 2
+    assert after["steps"] == 512 and after["train_seconds"] > before["train_seconds"]
+
+
+def test_export_refuses_a_variant_with_other_rules(trained_run, tmp_path):
+    from train.export import export_policy, main
+
+    with pytest.raises(ValueError, match=r"trained on other rules than 'japan' \(.*opening_card"):
+        export_policy(trained_run, "japan", out_dir=tmp_path)
+    with pytest.raises(ValueError, match="does not exist"):
+        export_policy(tmp_path / "nothing", out_dir=tmp_path)
+    assert main([str(tmp_path / "nothing")]) == 2
+    assert not list(tmp_path.glob("*.pt"))
+
+
+def test_export_command(trained_run, tmp_path, capsys):
+    from train.export import main
+
+    assert main([str(trained_run), "--variant", "taiwan", "--out-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'taiwan.pt'}" in out and "ppo, seed 1, 256 env steps" in out and "trained by:" in out
+
+
+def test_strong_loads_by_variant_name_and_plays_a_tournament(strong_dir):
+    from agents.tournament import run_tournament
+
+    assert shipped_variants() == ["taiwan"] and has_weights("taiwan") and not has_weights("japan")
+    agent = make_agent("strong", "taiwan", seed=0)
+    assert agent.name == "strong" and agent.provenance["steps"] == 256
+    assert make_agent("strong:mode=sample,device=cpu", "taiwan", seed=0).mode == "sample"
+    result = run_tournament("taiwan", ["strong", "random", "greedy", "heuristic"], deals=3, workers=1, progress=False)
+    (strong,) = [s for s in result.stats if s.name == "strong"]
+    assert strong.games == 12 and strong.moves > 0  # an illegal play would have raised, naming the agent
+
+
+def test_strong_in_the_tournament_command(strong_dir, capsys):
+    from bigtwo_cli import main
+
+    assert main(["tournament", "--agents", "strong,random,random,random", "--deals", "2", "--quiet"]) == 0
+    assert "strong" in capsys.readouterr().out
+
+
+def test_strong_without_weights_names_the_variants_that_have_them(strong_dir, no_strong, monkeypatch):
+    with pytest.raises(ValueError, match=r"no trained weights for variant 'taiwan'.*none are shipped there yet"):
+        make_agent("strong", "taiwan")
+    monkeypatch.setenv(ENV_VAR, str(strong_dir))
+    with pytest.raises(ValueError, match=r"no trained weights for variant 'japan'.*variants with weights: taiwan"):
+        make_agent("strong", "japan")
+    monkeypatch.setenv(ENV_VAR, str(strong_dir / "missing"))
+    with pytest.raises(ValueError, match=f"{ENV_VAR}=.* is not a folder"):
+        make_agent("strong", "taiwan")
+
+
+def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
+    with pytest.raises(ValueError, match=r"players: 4 \(trained\) vs 3 \(here\).*only the rules it was trained on"):
+        make_agent("strong", load_variant("taiwan", players=3))
+    with pytest.raises(ValueError, match=r"opening_every_game: False \(trained\) vs True \(here\)"):
+        make_agent("strong", load_variant("taiwan", opening_every_game=True))
+    assert make_agent("strong", load_variant("taiwan", direction="clockwise")).name == "strong"  # seat labels only
+    with pytest.raises(ValueError, match="does not take option.*takes: mode, device"):
+        make_agent("strong:simulations=3", "taiwan")
+
+
+def test_strong_without_torch_names_the_extra(tmp_path):
+    (tmp_path / "taiwan.pt").write_bytes(b"\0")
+    code = BLOCK_TORCH + (
+        "from agents import make_agent\n"
+        "print(type(make_agent('heuristic', 'taiwan')).__name__)\n"
+        "try:\n"
+        "    make_agent('strong', 'taiwan')\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", ENV_VAR: str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.startswith("HeuristicAgent\n")
+    assert "'strong' agent plays trained network weights, which need torch" in out
+    assert "pip install 'bigtwo[train]'" in out
+
+
+def _start_up(**kwargs) -> str:
+    out = io.StringIO()
+    TerminalGame(seed=1, stdin=io.StringIO("quit\n"), stdout=out, **kwargs).run()
+    return out.getvalue()
+
+
+def test_play_defaults_to_strong_where_shipped(strong_dir, no_strong, monkeypatch):
+    text = _start_up(variant="taiwan")
+    assert "Opponents: heuristic (no trained agent is shipped for taiwan)." in text and "(heuristic)" in text
+    monkeypatch.setenv(ENV_VAR, str(strong_dir))
+    text = _start_up(variant="taiwan")
+    assert "Opponents: strong, the trained agent shipped for taiwan." in text
+    assert "seat 1 (strong)" in text and "heuristic" not in text.split("Type 'help'")[0]
+    text = _start_up(variant="taiwan", players=3)
+    assert "Opponents: heuristic (strong (" in text and "players: 4 (trained) vs 3 (here)" in text
+    assert "Opponents:" not in _start_up(variant="taiwan", opponents="random")
