@@ -1,6 +1,6 @@
 """Slow, plain-Python reference implementation of Big Two, for tests only.
 
-This module is an independent reading of ``/work/shared/RULES.md`` (the project's rules
+This module is an independent reading of the repository's ``RULES.md`` (the project's rules
 authority). It exists so that differential tests can compare the fast engine against a
 second, deliberately naive implementation: plays are found by brute force over subsets of
 the hand, classified one by one, and a game is a plain object stepped one play at a time.

@@ -1,6 +1,6 @@
 """Plays and their order: worked examples from every seed text, and properties of ``beats``.
 
-Seeds (in /work/shared/seeds): TW ``da-lao-er-taiwan.txt``, JP ``big-two-jp.txt``, HK
+Seeds (the rule texts RULES.md cites, in the project's shared ``seeds/`` folder): TW ``da-lao-er-taiwan.txt``, JP ``big-two-jp.txt``, HK
 ``big-two-hong-kong.txt``, CN ``da-lao-er-online-cn.txt``; RULES.md settles where they differ.
 The differential property at the end checks ``beats`` against a small comparator written here
 from RULES.md, with the straight windows spelled out in text rather than read from the library.

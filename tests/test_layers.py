@@ -1,0 +1,61 @@
+"""The layers of README.md's architecture picture, checked on the imports themselves.
+
+``bigtwo_env`` (rules, engine, environments) imports neither ``agents`` nor ``train``;
+``agents`` does not import ``train``; nothing but the command imports ``bigtwo_cli``. Upper layers
+reach lower ones through entry points (``bigtwo.agent_loaders``, ``bigtwo.agent_factory``), so a
+lower layer never names an upper one, even lazily inside a function.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# package -> packages of this project it must never import
+FORBIDDEN = {
+    "bigtwo_env": {"agents", "train", "bigtwo_cli"},
+    "agents": {"train", "bigtwo_cli"},
+    "train": {"bigtwo_cli"},
+}
+
+
+def imported_top_names(path: Path) -> set[str]:
+    """Top-level package names a module imports anywhere (module level or inside functions)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+            "import_module",
+            "__import__",
+        ):
+            for arg in node.args[:1]:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    names.add(arg.value.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_no_module_imports_an_upper_layer(package: str) -> None:
+    modules = sorted((ROOT / package).rglob("*.py"))
+    assert modules, f"no modules found in {package}/"
+    breaches = {
+        str(m.relative_to(ROOT)): sorted(imported_top_names(m) & FORBIDDEN[package])
+        for m in modules
+        if imported_top_names(m) & FORBIDDEN[package]
+    }
+    assert not breaches, f"{package} imports an upper layer: {breaches}"
+
+
+def test_the_scan_sees_lazy_and_string_imports(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import numpy\ndef f():\n    from train.loop import x\n    import importlib\n"
+        "    importlib.import_module('agents.cli')\n"
+    )
+    assert imported_top_names(module) == {"numpy", "train", "importlib", "agents"}
