@@ -112,6 +112,7 @@ def make_rules(variant: Variant, table: ActionTable) -> K.Rules:
     fp[K.FP_BUY_IN] = variant.buy_in
     fp[K.FP_RAKE] = variant.rake
     fp[K.FP_TARGET] = variant.target_score
+    fp[K.FP_SCORE_SCALE] = 1.0 / abs(variant.worst_payoff)  # observed match scores: per worst game
     windows = np.array([w for w, _top in variant.straights], dtype=np.int64).reshape(-1, 5)
     tiers = np.array(variant.tiers, dtype=np.float64).reshape(-1, 2)
     return K.Rules(
@@ -122,6 +123,7 @@ def make_rules(variant: Variant, table: ActionTable) -> K.Rules:
         tiers,
         table.sizes,
         table.kinds,
+        table.places(),
         table.masks,
         table.beat_start,
         table.group_end,
@@ -216,6 +218,9 @@ class Engine:
             games_played=np.zeros(n, np.int32),
             legal=np.zeros((n, cap), np.int32),
             legal_n=np.zeros(n, np.int32),
+            hist_action=np.full((n, K.HISTORY), -1, np.int32),
+            hist_seat=np.full((n, K.HISTORY), -1, np.int8),
+            passed_on=np.zeros((n, p, K.SIZE_SLOTS), np.int32),
         )
         self._obs = np.zeros((n, self.obs_size), np.float32)
         R, S, acts, seats = self.rules, self.state, np.zeros(n, np.int64), np.zeros(n, np.int64)
