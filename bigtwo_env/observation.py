@@ -81,10 +81,12 @@ from .kernels import (
     places_after,
     seat_after,
 )
+from .variant import Variant
 
 OBS_VERSION = 1  # bump when the observation changes (see the version history above)
 NUM_KINDS = len(KINDS)
 DECODINGS = ("cards", "seat_cards", "values", "index", "index_or_none", "flags")
+BOUNDS = ("unit", "match_score")
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,8 @@ class ObsPart:
     seat), ``values`` (the numbers), ``index`` (one-hot: the slot set), ``index_or_none`` (the
     slot set, -1 when none is), ``flags`` (bool per slot). ``rows``: the part is that many equal
     rows (``"P"``: one per relative seat), each read as ``decoding`` (a leading axis of that
-    length in the decoded array). ``low``/``high``: the range of its slots (the spaces' bounds)."""
+    length in the decoded array). ``bounds``: the range of its slots (the spaces' bounds, from
+    ``obs_bounds``): ``unit`` [0, 1], ``match_score`` +-``match_score_bound(variant)``."""
 
     name: str
     fixed: int
@@ -103,8 +106,7 @@ class ObsPart:
     decoding: str
     what: str
     rows: int | str = 1
-    low: float = 0.0
-    high: float = 1.0
+    bounds: str = "unit"
 
     def __post_init__(self) -> None:
         if self.decoding not in DECODINGS:
@@ -113,6 +115,10 @@ class ObsPart:
             )
         if self.decoding == "seat_cards" and (self.fixed, self.per_seat) != (0, 52):
             raise ValueError(f"observation part {self.name!r}: seat_cards parts have 52 slots per seat and no others")
+        if self.bounds not in BOUNDS:
+            raise ValueError(
+                f"observation part {self.name!r}: bounds must be one of {', '.join(BOUNDS)}, got {self.bounds!r}"
+            )
         if self.rows == "P":
             if self.fixed:
                 raise ValueError(f"observation part {self.name!r}: a part with one row per seat has no fixed slots")
@@ -201,8 +207,7 @@ LAYOUT: tuple[ObsPart, ...] = (
         1,
         "values",
         "match score so far per relative seat / abs(``Variant.worst_payoff``) (one game's floor)",
-        low=-np.inf,
-        high=np.inf,
+        bounds="match_score",
     ),
     ObsPart("games_played_fraction", 1, 0, "values", "games finished in this match / the match's games"),
     ObsPart("first_game", 1, 0, "flags", "this is the match's first game"),
@@ -266,12 +271,28 @@ def layout_table(players: int = 4) -> str:
     return "\n".join(rows)
 
 
-def obs_bounds(players: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each slot's lowest and highest value (float32 arrays, ``obs_size(players)`` long), from the parts' ``low``/``high``."""
-    low = np.zeros(obs_size(players), np.float32)
-    high = np.zeros(obs_size(players), np.float32)
-    for part, at in zip(LAYOUT, part_slices(players).values(), strict=True):
-        low[at], high[at] = part.low, part.high
+def match_score_bound(variant: Variant) -> float:
+    """How far from 0 a ``match_scores`` slot can go: ``games`` games of at most (P - 1)^2 worst
+    payoffs each (a liable seat pays every other seat's gain, a winner's gain is at most P - 1
+    worst payoffs) and the rake.
+
+    >>> from bigtwo_env import load_variant
+    >>> match_score_bound(load_variant("taiwan")), match_score_bound(load_variant("taiwan", players=2, games=3))
+    (9.0, 3.0)
+    """
+    p = variant.players
+    return float(variant.games * ((p - 1) ** 2 + variant.rake / abs(variant.worst_payoff)))
+
+
+def obs_bounds(variant: Variant) -> tuple[np.ndarray, np.ndarray]:
+    """Each slot's lowest and highest value under ``variant`` (float32 arrays, ``obs_size(P)``
+    long), from the parts' ``bounds``: [0, 1], and +-``match_score_bound`` for the match scores."""
+    size = obs_size(variant.players)
+    low, high = np.zeros(size, np.float32), np.ones(size, np.float32)
+    bound = match_score_bound(variant)
+    for part, at in zip(LAYOUT, part_slices(variant.players).values(), strict=True):
+        if part.bounds == "match_score":
+            low[at], high[at] = -bound, bound
     return low, high
 
 
@@ -396,6 +417,7 @@ __all__ = [
     "absolute_seat",
     "decode_observation",
     "layout_table",
+    "match_score_bound",
     "obs_bounds",
     "obs_size",
     "observe_all",

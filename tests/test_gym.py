@@ -17,7 +17,7 @@ from bigtwo_env import load_variant
 from bigtwo_env.gym_env import BigTwoEnv
 from bigtwo_env.observation import obs_size
 
-ENV_ID = "bigtwo/BigTwo-v0"
+ENV_ID = "bigtwo/BigTwo-v1"
 
 
 class FirstLegal(Agent):
