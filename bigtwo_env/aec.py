@@ -13,7 +13,7 @@ override) plays through the same environment.
 | Agents | ``player_0`` .. ``player_{P-1}``, ``player_i`` sits at seat ``i``; P = 4 unless ``players=2`` or ``3`` |
 | Action shape | (1,) |
 | Action values | [0, A): 19895 in ``taiwan``, 19899 in ``online-cn``, 18879 in ``hong-kong``/``pusoy-dos``, 17859 in ``japan`` |
-| Observation shape | ``observation`` (326 + 75 P,) float32 (626 for 4 players); ``action_mask`` (A,) int8 |
+| Observation shape | ``observation`` (327 + 74 P,) float32 (623 for 4 players); ``action_mask`` (A,) int8 |
 | Observation values | [0, 1], but the match scores (``obs_bounds``: within +-``match_score_bound``) |
 
 One episode is one *match*: the variant's ``games`` games (1 in every named variant). When a
@@ -25,7 +25,7 @@ game ends the next is dealt at once and its winner leads, until the match is ove
 (``bigtwo_env.observation``, whose ``LAYOUT`` declares it; this table is its ``layout_table()``),
 laid out relative to the observer: relative seat ``k`` is the seat ``k`` places after it in
 play order, ``k = 0`` being the observer. Other hands enter only as card counts; card ids are
-``rank * 4 + suit`` (suits D C H S). ``P`` is the number of players, ``obs_size(P)`` = 326 + 75 P.
+``rank * 4 + suit`` (suits D C H S). ``P`` is the number of players, ``obs_size(P)`` = 327 + 74 P.
 
 | index range, P players | 4 players | part | what |
 |---|---|---|---|
@@ -49,8 +49,8 @@ play order, ``k = 0`` being the observer. Other hands enter only as card counts;
 | ``[322 + 74 P, 323 + 74 P)`` | ``[618, 619)`` | ``games_played_fraction`` | games finished in this match / the match's games |
 | ``[323 + 74 P, 324 + 74 P)`` | ``[619, 620)`` | ``first_game`` | this is the match's first game |
 | ``[324 + 74 P, 325 + 74 P)`` | ``[620, 621)`` | ``opening_owed`` | the game's first play, which must hold the opening card, is still owed |
-| ``[325 + 74 P, 325 + 75 P)`` | ``[621, 625)`` | ``breach`` | per relative seat: the seat before it broke the last-card rule against it this game (liability) |
-| ``[325 + 75 P, 326 + 75 P)`` | ``[625, 626)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
+| ``[325 + 74 P, 326 + 74 P)`` | ``[621, 622)`` | ``breach`` | the observer broke the last-card rule against the next seat this game (liability: it pays if that seat wins); no other seat's breach, which turns on cards the observer has not seen |
+| ``[326 + 74 P, 327 + 74 P)`` | ``[622, 623)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
 
 The duty, opening-card and summary slots are filled only for the agent to act. ``action_mask`` is 1 at the
 legal action ids of the agent to act and all 0 for every other agent (and once the match is
@@ -74,7 +74,7 @@ play rules; ``action_table`` maps them to cards and back:
 'pair'
 >>> obs, reward, termination, truncation, info = e.last()
 >>> e.agent_selection, obs["observation"].shape, int(obs["action_mask"].sum()) > 0
-('player_1', (626,), True)
+('player_1', (623,), True)
 >>> legal = obs["action_mask"].nonzero()[0]
 >>> e.step(int(legal[0]))  # the weakest legal play: a single 3C, which must open in Taiwan
 >>> e.unwrapped.game.history
@@ -102,7 +102,7 @@ the given hands (one per seat) for the first game; other option keys are ignored
 
 * v1: observation version 1 (``bigtwo_env.observation``): the game's recent moves, what each
   seat passed on, the unseen cards, match scores and game number, whether the opening is owed,
-  the breach flags and the game's direction, after version 0's parts (unchanged).
+  its own last-card breach and the game's direction, after version 0's parts (unchanged).
 * v0: first release (bigtwo 0.1.0).
 """
 

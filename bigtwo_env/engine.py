@@ -23,7 +23,7 @@ seats.
 True
 >>> result = eng.step(ids[:, 0])  # the lowest legal play in each game
 >>> eng.observe().shape, eng.obs_version
-((2, 626), 1)
+((2, 623), 1)
 """
 
 from __future__ import annotations

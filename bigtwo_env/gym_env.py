@@ -8,7 +8,7 @@ other seats are played inside ``step`` by opponent policies until it is the lear
 | Make | ``gymnasium.make("bigtwo/BigTwo-v1", variant="taiwan", opponents=None, seat=0, **overrides)`` |
 | Class | ``bigtwo_env.gym_env.BigTwoEnv`` (registered when ``bigtwo_env`` is imported) |
 | Actions | ``Discrete(A)``, the variant's action ids (see ``bigtwo_env.aec`` and ``bigtwo_env.actions``) |
-| Observations | ``Dict(observation=Box float32 (326 + 75 P,), action_mask=Box{0, 1} int8 (A,))``: observation version 1 |
+| Observations | ``Dict(observation=Box float32 (327 + 74 P,), action_mask=Box{0, 1} int8 (A,))``: observation version 1 |
 | Reward | the learner's payoff when a game ends (scoring units), else 0 |
 | Episode | one match of the variant's ``games`` games; ``terminated`` when it is over, never truncated |
 | Render modes | ``"human"`` (prints the table), ``"ansi"`` (returns it) |
@@ -44,7 +44,7 @@ seat's payoffs of those games, summed. ``reset(options={"hands": [...]})`` deals
 >>> env = gymnasium.make("bigtwo/BigTwo-v1", variant="taiwan", seat=2)
 >>> obs, info = env.reset(seed=0)
 >>> obs["observation"].shape, info["seat"]
-((626,), 2)
+((623,), 2)
 >>> import numpy as np
 >>> action = int(np.flatnonzero(obs["action_mask"])[0])
 >>> obs, reward, terminated, truncated, info = env.step(action)
@@ -52,7 +52,7 @@ seat's payoffs of those games, summed. ``reset(options={"hands": [...]})`` deals
 Version history:
 
 * v1: observation version 1 (``bigtwo_env.observation``: the recent moves, passes per seat and
-  size, unseen cards, match scores and game number, opening owed, breach, direction).
+  size, unseen cards, match scores and game number, opening owed, its own breach, direction).
 * v0: first release (bigtwo 0.1.0).
 """
 

@@ -5,7 +5,7 @@ the seat ``k`` places after the observer in the current game's play order (``k =
 observer; a reversed game counts the other way round the table). ``P`` is the number of players;
 ``K`` = 8 moves of history (``kernels.HISTORY``). A play's *strength within its size* is its
 place among the plays of that size in the action table (``ActionTable.places``): 0 for the
-weakest, 1 for the strongest. Layout (``obs_size(P)`` = 326 + 75 P; 626 for 4):
+weakest, 1 for the strongest. Layout (``obs_size(P)`` = 327 + 74 P; 623 for 4):
 
 | index range, P players | 4 players | part | what |
 |---|---|---|---|
@@ -29,8 +29,8 @@ weakest, 1 for the strongest. Layout (``obs_size(P)`` = 326 + 75 P; 626 for 4):
 | ``[322 + 74 P, 323 + 74 P)`` | ``[618, 619)`` | ``games_played_fraction`` | games finished in this match / the match's games |
 | ``[323 + 74 P, 324 + 74 P)`` | ``[619, 620)`` | ``first_game`` | this is the match's first game |
 | ``[324 + 74 P, 325 + 74 P)`` | ``[620, 621)`` | ``opening_owed`` | the game's first play, which must hold the opening card, is still owed |
-| ``[325 + 74 P, 325 + 75 P)`` | ``[621, 625)`` | ``breach`` | per relative seat: the seat before it broke the last-card rule against it this game (liability) |
-| ``[325 + 75 P, 326 + 75 P)`` | ``[625, 626)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
+| ``[325 + 74 P, 326 + 74 P)`` | ``[621, 622)`` | ``breach`` | the observer broke the last-card rule against the next seat this game (liability: it pays if that seat wins); no other seat's breach, which turns on cards the observer has not seen |
+| ``[326 + 74 P, 327 + 74 P)`` | ``[622, 623)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
 
 ``LAYOUT`` is the one declaration of this table (``layout_table`` writes it; a test checks that
 this one matches): everything else is derived from it. ``obs_size``, ``part_slices`` (Python)
@@ -40,7 +40,8 @@ places; ``decode_observation`` reads every part back by its name. Adding a part 
 
 Nothing here depends on cards the observer cannot see: the other hands enter only as counts,
 and every other part is public at the table (the moves, the passes, the match scores, the
-breach flags, the direction). The duty, opening-card and legal-summary slots are filled only for
+direction). A breach of the last-card rule turns on the breaker's hand (did it hold a pair, a
+higher single?), so only the breaker sees its own (``breach``). The duty, opening-card and legal-summary slots are filled only for
 the seat to act (the only seat with a duty); ``opening_owed`` shows every seat that the first
 play is still to come, not which card it must hold (under ``opening_card: lowest`` that card
 can tell an undealt card). Every slot is in [0, 1] except ``match_scores`` (``obs_bounds``).
@@ -56,7 +57,7 @@ Version history (a trained network reads one version: checkpoints record theirs,
 >>> [name for name, _ in part_slices(4).items()][:3]
 ['hand', 'played', 'cards_left_fraction']
 >>> part_slices(4)["table"], obs_size(4)
-(slice(264, 316, None), 626)
+(slice(264, 316, None), 623)
 """
 
 from __future__ import annotations
@@ -214,10 +215,11 @@ LAYOUT: tuple[ObsPart, ...] = (
     ObsPart("opening_owed", 1, 0, "flags", "the game's first play, which must hold the opening card, is still owed"),
     ObsPart(
         "breach",
-        0,
         1,
+        0,
         "flags",
-        "per relative seat: the seat before it broke the last-card rule against it this game (liability)",
+        "the observer broke the last-card rule against the next seat this game (liability: it pays if that "
+        "seat wins); no other seat's breach, which turns on cards the observer has not seen",
     ),
     ObsPart("reversed", 1, 0, "flags", "this game plays in reversed seat order (``direction_per_game``)"),
 )
@@ -380,7 +382,6 @@ def observe_one(g, seat, R, S, out):
     flag_base = part_start(Part.PASSED_ON, players)
     strength_base = part_start(Part.PASSED_ON_STRENGTH, players)
     scores_base = part_start(Part.MATCH_SCORES, players)
-    breach_base = part_start(Part.BREACH, players)
     for k in range(players):
         s = absolute_seat(g, seat, k, R, S)
         for j in range(SIZE_SLOTS):
@@ -389,8 +390,8 @@ def observe_one(g, seat, R, S, out):
                 out[flag_base + SIZE_SLOTS * k + j] = 1.0
                 out[strength_base + SIZE_SLOTS * k + j] = R.places[t]
         out[scores_base + k] = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
-        if S.breach[g, s]:
-            out[breach_base + k] = 1.0
+    if S.breach[g, absolute_seat(g, seat, 1, R, S)]:  # flagged on the seat it was broken against
+        out[part_start(Part.BREACH, players)] = 1.0
     out[part_start(Part.GAMES_PLAYED_FRACTION, players)] = S.games_played[g] / R.ip[IP_GAMES]
     if S.games_played[g] == 0:
         out[part_start(Part.FIRST_GAME, players)] = 1.0

@@ -10,7 +10,7 @@ match ended.
 >>> venv = VectorEnv("taiwan", num_envs=8, seed=0)
 >>> obs, info = venv.reset(seed=0)
 >>> obs.shape, info["seat"].shape, venv.obs_version
-((8, 626), (8,), 1)
+((8, 623), (8,), 1)
 >>> ids, counts = info["legal_ids"], info["legal_counts"]
 >>> obs, rewards, terminations, truncations, info = venv.step(ids[:, 0])
 >>> rewards.shape
