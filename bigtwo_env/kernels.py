@@ -12,6 +12,11 @@ Play order: each game has a direction, ``State.reverse`` (``direction_per_game``
 plays seat + 1 next, a reversed one seat - 1; ``seat_after`` and ``places_after`` are the only
 places that step seats, so the turn, the last-card duty and liability (the seat before the one-card
 holder), the settlement order and the observations all follow the game's direction.
+
+What the observations track of a game (cleared as each game starts): ``step_one`` records every
+move (passes included) in ``hist_action``/``hist_seat``, the last ``HISTORY`` of them, most recent
+first, and for a pass the weakest table play that seat passed on per play size (``passed_on``,
+columns by ``size_slot``).
 """
 
 from __future__ import annotations
