@@ -193,11 +193,13 @@ def test_the_observation_version_is_in_the_ids_and_an_old_id_says_which_to_use()
     from bigtwo_env.observation import OBS_VERSION
     from bigtwo_env.vector import VectorEnv
 
-    assert ENV_ID == f"bigtwo/BigTwo-v{OBS_VERSION}" and env("taiwan").metadata["name"] == f"bigtwo_v{OBS_VERSION}"
+    assert f"bigtwo/BigTwo-v{OBS_VERSION}" == ENV_ID and env("taiwan").metadata["name"] == f"bigtwo_v{OBS_VERSION}"
     assert VectorEnv("taiwan", num_envs=2, seed=0).obs_version == OBS_VERSION
-    with pytest.raises(
-        gymnasium.error.DeprecatedEnv, match="v0 for `bigtwo/BigTwo` is deprecated. Please use `bigtwo/BigTwo-v1`"
+    with (
+        pytest.raises(
+            gymnasium.error.DeprecatedEnv, match="v0 for `bigtwo/BigTwo` is deprecated. Please use `bigtwo/BigTwo-v1`"
+        ),
+        warnings.catch_warnings(),
     ):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gymnasium.make("bigtwo/BigTwo-v0")
+        warnings.simplefilter("ignore")
+        gymnasium.make("bigtwo/BigTwo-v0")
