@@ -26,8 +26,8 @@ _LAZY = {"Game": ".game", "env": ".aec", "raw_env": ".aec", "Engine": ".engine",
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
-if "bigtwo/BigTwo-v0" not in gymnasium.registry:
-    gymnasium.register(id="bigtwo/BigTwo-v0", entry_point="bigtwo_env.gym_env:BigTwoEnv")
+if "bigtwo/BigTwo-v1" not in gymnasium.registry:  # gym_env.ENV_ID; v0 had observation version 0
+    gymnasium.register(id="bigtwo/BigTwo-v1", entry_point="bigtwo_env.gym_env:BigTwoEnv")
 
 __all__ = [
     "KINDS",

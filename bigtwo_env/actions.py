@@ -119,6 +119,15 @@ class ActionTable:
         """Kind name of an action id."""
         return KINDS[int(self.kinds[int(action)])]
 
+    def places(self) -> np.ndarray:
+        """Each play's strength within its size, float64 (A,): ``strength`` over the strongest of
+        that size, 0 (weakest) .. 1 (strongest); pass is 0 (what observations show of a play)."""
+        top = np.zeros(7, dtype=np.float64)
+        np.maximum.at(top, self.sizes.astype(np.int64), self.strength.astype(np.float64))
+        out = self.strength / np.maximum(top[self.sizes.astype(np.int64)], 1.0)
+        out[0] = 0.0
+        return out
+
     def counts_by_kind(self) -> dict[str, int]:
         """How many actions of each kind (pass counts 1)."""
         values, counts = np.unique(self.kinds, return_counts=True)

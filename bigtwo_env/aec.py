@@ -13,32 +13,46 @@ override) plays through the same environment.
 | Agents | ``player_0`` .. ``player_{P-1}``, ``player_i`` sits at seat ``i``; P = 4 unless ``players=2`` or ``3`` |
 | Action shape | (1,) |
 | Action values | [0, A): 19895 in ``taiwan``, 19899 in ``online-cn``, 18879 in ``hong-kong``/``pusoy-dos``, 17859 in ``japan`` |
-| Observation shape | ``observation`` (182 + 55 P,) float32 (402 for 4 players); ``action_mask`` (A,) int8 |
-| Observation values | [0, 1] |
+| Observation shape | ``observation`` (327 + 74 P,) float32 (623 for 4 players); ``action_mask`` (A,) int8 |
+| Observation values | [0, 1], but the match scores (``obs_bounds``: within +-``match_score_bound``) |
 
 One episode is one *match*: the variant's ``games`` games (1 in every named variant). When a
 game ends the next is dealt at once and its winner leads, until the match is over.
 
 ## Observation space
 
-``observation`` is ``Engine.observe`` for the agent's own seat (see ``bigtwo_env.observation``),
+``observation`` is ``Engine.observe`` for the agent's own seat, observation version 1
+(``bigtwo_env.observation``, whose ``LAYOUT`` declares it; this table is its ``layout_table()``),
 laid out relative to the observer: relative seat ``k`` is the seat ``k`` places after it in
-play order, ``k = 0`` being the observer. Other hands enter only as card counts.
+play order, ``k = 0`` being the observer. Other hands enter only as card counts; card ids are
+``rank * 4 + suit`` (suits D C H S). ``P`` is the number of players, ``obs_size(P)`` = 327 + 74 P.
 
-| index range, P players | 4 players | what |
-|---|---|---|
-| ``[0, 52)`` | ``[0, 52)`` | own hand, one slot per card id (``rank * 4 + suit``, suits D C H S) |
-| ``[52, 52 + 52P)`` | ``[52, 260)`` | cards each relative seat has played this game, 52 per seat |
-| next P | ``[260, 264)`` | cards left per relative seat / cards_per_player |
-| next 52 | ``[264, 316)`` | the play on the table (all 0 when leading) |
-| next 10 | ``[316, 326)`` | its kind, one-hot over ``KINDS`` (slot 0 when leading) |
-| next P | ``[326, 330)`` | who made it, one-hot over relative seats |
-| next P | ``[330, 334)`` | passes in a row since it, one-hot 0..P-1 |
-| next 52 | ``[334, 386)`` | the card the observer's play must hold (a game's first play) |
-| next 4 | ``[386, 390)`` | last-card duty: none, lead 2+ cards, lead the highest single, answer with the highest |
-| next 12 | ``[390, 402)`` | own legal-move summary: can pass, can play 1, 2, 3, 5, 6 cards; 6 reserved |
+| index range, P players | 4 players | part | what |
+|---|---|---|---|
+| ``[0, 52)`` | ``[0, 52)`` | ``hand`` | own hand, one slot per card id |
+| ``[52, 52 + 52 P)`` | ``[52, 260)`` | ``played`` | cards each relative seat has played this game (52 per seat) |
+| ``[52 + 52 P, 52 + 53 P)`` | ``[260, 264)`` | ``cards_left_fraction`` | cards left per relative seat / cards_per_player |
+| ``[52 + 53 P, 104 + 53 P)`` | ``[264, 316)`` | ``table`` | the play on the table (empty when leading) |
+| ``[104 + 53 P, 114 + 53 P)`` | ``[316, 326)`` | ``table_kind`` | its kind, one-hot over ``KINDS`` (slot 0 is set when leading) |
+| ``[114 + 53 P, 114 + 54 P)`` | ``[326, 330)`` | ``table_seat`` | who made it, one-hot over relative seats |
+| ``[114 + 54 P, 114 + 55 P)`` | ``[330, 334)`` | ``passes`` | passes in a row since it, one-hot 0..P-1 |
+| ``[114 + 55 P, 166 + 55 P)`` | ``[334, 386)`` | ``opening_card`` | the card the observer's play must hold (opening duty), one-hot |
+| ``[166 + 55 P, 170 + 55 P)`` | ``[386, 390)`` | ``duty`` | last-card duty, one-hot: none, lead 2+ cards, lead the highest single, answer a single with the highest card |
+| ``[170 + 55 P, 182 + 55 P)`` | ``[390, 402)`` | ``legal_summary`` | the observer's own legal-move summary: can pass, can play each size 1, 2, 3, 5, 6 (slots 1..5), and 6 zeros reserved |
+| ``[182 + 55 P, 234 + 55 P)`` | ``[402, 454)`` | ``unseen`` | cards the observer has not seen: not in its hand, not played this game |
+| ``[234 + 55 P, 234 + 63 P)`` | ``[454, 486)`` | ``recent_seat`` | the game's last 8 moves (passes count), most recent first: who made each, one-hot over relative seats per move (all 0 before the game had that many) |
+| ``[234 + 63 P, 314 + 63 P)`` | ``[486, 566)`` | ``recent_kind`` | each of those moves' kind, one-hot over ``KINDS`` per move (slot 0: a pass) |
+| ``[314 + 63 P, 322 + 63 P)`` | ``[566, 574)`` | ``recent_strength`` | each of those plays' strength within its size, 0 (weakest) .. 1 (strongest); 0 for a pass |
+| ``[322 + 63 P, 322 + 68 P)`` | ``[574, 594)`` | ``passed_on`` | per relative seat and play size 1, 2, 3, 5, 6: it passed on a table play of that size this game |
+| ``[322 + 68 P, 322 + 73 P)`` | ``[594, 614)`` | ``passed_on_strength`` | the weakest such play's strength within its size (0 where none) |
+| ``[322 + 73 P, 322 + 74 P)`` | ``[614, 618)`` | ``match_scores`` | match score so far per relative seat / abs(``Variant.worst_payoff``) (one game's floor) |
+| ``[322 + 74 P, 323 + 74 P)`` | ``[618, 619)`` | ``games_played_fraction`` | games finished in this match / the match's games |
+| ``[323 + 74 P, 324 + 74 P)`` | ``[619, 620)`` | ``first_game`` | this is the match's first game |
+| ``[324 + 74 P, 325 + 74 P)`` | ``[620, 621)`` | ``opening_owed`` | the game's first play, which must hold the opening card, is still owed |
+| ``[325 + 74 P, 326 + 74 P)`` | ``[621, 622)`` | ``breach`` | the observer broke the last-card rule against the next seat this game (liability: it pays if that seat wins); no other seat's breach, which turns on cards the observer has not seen |
+| ``[326 + 74 P, 327 + 74 P)`` | ``[622, 623)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
 
-The duty and summary slots are filled only for the agent to act. ``action_mask`` is 1 at the
+The duty, opening-card and summary slots are filled only for the agent to act. ``action_mask`` is 1 at the
 legal action ids of the agent to act and all 0 for every other agent (and once the match is
 over). ``bigtwo_env.observation.decode_observation`` splits a vector into named parts.
 
@@ -60,7 +74,7 @@ play rules; ``action_table`` maps them to cards and back:
 'pair'
 >>> obs, reward, termination, truncation, info = e.last()
 >>> e.agent_selection, obs["observation"].shape, int(obs["action_mask"].sum()) > 0
-('player_1', (402,), True)
+('player_1', (623,), True)
 >>> legal = obs["action_mask"].nonzero()[0]
 >>> e.step(int(legal[0]))  # the weakest legal play: a single 3C, which must open in Taiwan
 >>> e.unwrapped.game.history
@@ -86,6 +100,9 @@ the given hands (one per seat) for the first game; other option keys are ignored
 
 ## Version history
 
+* v1: observation version 1 (``bigtwo_env.observation``): the game's recent moves, what each
+  seat passed on, the unseen cards, match scores and game number, whether the opening is owed,
+  its own last-card breach and the game's direction, after version 0's parts (unchanged).
 * v0: first release (bigtwo 0.1.0).
 """
 
@@ -158,7 +175,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unwrapped class
     """Big Two as an AEC environment without wrappers; see the module docstring."""
 
-    metadata = {"render_modes": list(RENDER_MODES), "name": "bigtwo_v0", "is_parallelizable": False}
+    metadata = {"render_modes": list(RENDER_MODES), "name": "bigtwo_v1", "is_parallelizable": False}
 
     def __init__(
         self,
@@ -174,8 +191,8 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         self.possible_agents = [f"player_{s}" for s in range(players)]
         self.agents = self.possible_agents[:]
         self._seat_of = {a: s for s, a in enumerate(self.possible_agents)}
-        num_actions, obs_size = self._num_actions, self._obs_size
-        self.observation_spaces = {a: observation_space(obs_size, num_actions) for a in self.possible_agents}
+        num_actions = self._num_actions
+        self.observation_spaces = {a: observation_space(self.variant, num_actions) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         self._rng: np.random.Generator | None = None
         self._rewarded = False  # some reward is non-zero and must be cleared on the next step

@@ -22,8 +22,8 @@ seats.
 >>> bool((n > 0).all())
 True
 >>> result = eng.step(ids[:, 0])  # the lowest legal play in each game
->>> eng.observe().shape
-(2, 402)
+>>> eng.observe().shape, eng.obs_version
+((2, 623), 1)
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ import numpy as np
 from . import kernels as K
 from .actions import ActionTable, action_table
 from .cards import card_texts, cards_to_mask, parse_cards
-from .observation import obs_size, observe_all
+from .combos import PLAY_SIZES
+from .observation import OBS_VERSION, obs_size, observe_all
 from .variant import Variant, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
@@ -112,6 +113,7 @@ def make_rules(variant: Variant, table: ActionTable) -> K.Rules:
     fp[K.FP_BUY_IN] = variant.buy_in
     fp[K.FP_RAKE] = variant.rake
     fp[K.FP_TARGET] = variant.target_score
+    fp[K.FP_SCORE_SCALE] = 1.0 / abs(variant.worst_payoff)  # observed match scores: per worst game
     windows = np.array([w for w, _top in variant.straights], dtype=np.int64).reshape(-1, 5)
     tiers = np.array(variant.tiers, dtype=np.float64).reshape(-1, 2)
     return K.Rules(
@@ -122,6 +124,7 @@ def make_rules(variant: Variant, table: ActionTable) -> K.Rules:
         tiers,
         table.sizes,
         table.kinds,
+        table.places(),
         table.masks,
         table.beat_start,
         table.group_end,
@@ -216,6 +219,9 @@ class Engine:
             games_played=np.zeros(n, np.int32),
             legal=np.zeros((n, cap), np.int32),
             legal_n=np.zeros(n, np.int32),
+            hist_action=np.full((n, K.HISTORY), -1, np.int32),
+            hist_seat=np.full((n, K.HISTORY), -1, np.int8),
+            passed_on=np.zeros((n, p, K.SIZE_SLOTS), np.int32),
         )
         self._obs = np.zeros((n, self.obs_size), np.float32)
         R, S, acts, seats = self.rules, self.state, np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -292,6 +298,9 @@ class Engine:
         games_played: int | np.ndarray = 0,
         breach: np.ndarray | None = None,
         reverse: bool | np.ndarray = False,
+        hist_action: np.ndarray | Sequence[int] | None = None,
+        hist_seat: np.ndarray | Sequence[int] | None = None,
+        passed_on: np.ndarray | None = None,
     ) -> None:
         """Load a mid-game position into ``games`` (an index, a slice or an index array; the
         other games are untouched), then recompute the legal lists (search continues from it).
@@ -301,8 +310,11 @@ class Engine:
         the play to beat (0 when leading) made by ``table_seat`` (-1 when leading), followed by
         ``passes`` passes; ``opening`` the card the next play must hold (-1 none, only before the
         game's first play); match info: ``match_scores`` (P,), ``games_played``; ``breach`` (P,)
-        last-card flags (liability); ``reverse`` the game's direction (True: seat - 1 plays next).
-        Cards left are counted from ``hands``. Raises
+        last-card flags (liability); ``reverse`` the game's direction (True: seat - 1 plays next);
+        this game's moves so far: ``hist_action`` and ``hist_seat`` (up to ``HISTORY`` = 8 action
+        ids, 0 a pass, and the seats that made them, most recent first, -1 padded; default none),
+        ``passed_on`` (P, 5) the weakest table play each seat passed on per size 1, 2, 3, 5, 6
+        (0 none, the default). Cards left are counted from ``hands``. Raises
         ``ValueError`` naming the first inconsistency (a card held twice, an empty hand, ...)."""
         S, n, p = self.state, self.num_games, self.players
         rows = np.arange(n)[games]
@@ -336,6 +348,22 @@ class Engine:
         if rv.dtype != np.bool_:
             raise ValueError(f"set_position: reverse must be True/False (one per game or one for all), got {reverse!r}")
         rv = per_game(rv, np.bool_)
+
+        def moves(value, what: str) -> np.ndarray:
+            arr = np.asarray(-1 if value is None else value, dtype=np.int64)
+            if arr.ndim and arr.shape[-1] < K.HISTORY:  # pad the older moves with "none"
+                pad = np.full((*arr.shape[:-1], K.HISTORY - arr.shape[-1]), -1, np.int64)
+                arr = np.concatenate([arr, pad], axis=-1)
+            if arr.ndim and arr.shape[-1] > K.HISTORY:
+                raise ValueError(f"set_position: {what} holds at most {K.HISTORY} moves, got {arr.shape[-1]}")
+            return per_game(arr, np.int64, (K.HISTORY,))
+
+        ha, hs = moves(hist_action, "hist_action"), moves(hist_seat, "hist_seat")
+        po = per_game(0 if passed_on is None else passed_on, np.int64, (p, K.SIZE_SLOTS))
+        sizes = np.asarray(self.table.sizes, np.int64)
+        slot_sizes = np.array(PLAY_SIZES, np.int64)
+        recorded = ha >= 0
+        gaps = recorded[:, 1:] & ~recorded[:, :-1]
         full = np.uint64((1 << 52) - 1)
         if ((h | pl) & ~full).any():
             raise ValueError("set_position: card masks may only use bits 0..51")
@@ -360,6 +388,23 @@ class Engine:
             ((ta > 0) & (ts == cur), "the seat to act cannot be answering its own play"),
             ((op < -1) | (op > 51), "opening must be a card id 0..51 or -1"),
             ((op >= 0) & (ta != 0), "an opening card is only due on a lead"),
+            (
+                ((ha < -1) | (ha >= self.table.size)).any(1),
+                f"hist_action must hold action ids 0..{self.table.size - 1} (0 a pass) or -1 (none)",
+            ),
+            (
+                ((hs < -1) | (hs >= p) | ((hs >= 0) != recorded)).any(1),
+                f"hist_seat must name a seat 0..{p - 1} for each move of hist_action, -1 where there is none",
+            ),
+            (gaps.any(1), "hist_action lists the moves most recent first: no move after a -1"),
+            (
+                ((po < 0) | (po >= self.table.size)).any((1, 2)),
+                f"passed_on must hold action ids 1..{self.table.size - 1} or 0 (none)",
+            ),
+            (
+                ((po > 0) & (sizes[np.clip(po, 0, self.table.size - 1)] != slot_sizes)).any((1, 2)),
+                "passed_on's columns are play sizes 1, 2, 3, 5, 6: each id must be a play of its column's size",
+            ),
         ]
         held_opening = (
             h[np.arange(k), np.clip(cur, 0, p - 1)] >> np.where(op >= 0, op, 0).astype(np.uint64)
@@ -380,6 +425,9 @@ class Engine:
         S.games_played[rows] = gp.astype(np.int32)
         S.breach[rows] = br
         S.reverse[rows] = rv
+        S.hist_action[rows] = ha.astype(np.int32)
+        S.hist_seat[rows] = hs.astype(np.int8)
+        S.passed_on[rows] = po.astype(np.int32)
         S.over[rows] = False
         S.game_over[rows] = False
         S.match_over[rows] = False
@@ -495,6 +543,11 @@ class Engine:
     def reverse(self) -> np.ndarray:
         """Whether each game's current game plays in reversed seat order (seat - 1 next)."""
         return self.state.reverse
+
+    @property
+    def obs_version(self) -> int:
+        """The observation version ``observe`` writes (``bigtwo_env.observation.OBS_VERSION``)."""
+        return OBS_VERSION
 
     @property
     def over(self) -> np.ndarray:

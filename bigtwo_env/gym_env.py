@@ -5,10 +5,10 @@ other seats are played inside ``step`` by opponent policies until it is the lear
 
 | | |
 |---|---|
-| Make | ``gymnasium.make("bigtwo/BigTwo-v0", variant="taiwan", opponents=None, seat=0, **overrides)`` |
+| Make | ``gymnasium.make("bigtwo/BigTwo-v1", variant="taiwan", opponents=None, seat=0, **overrides)`` |
 | Class | ``bigtwo_env.gym_env.BigTwoEnv`` (registered when ``bigtwo_env`` is imported) |
 | Actions | ``Discrete(A)``, the variant's action ids (see ``bigtwo_env.aec`` and ``bigtwo_env.actions``) |
-| Observations | ``Dict(observation=Box[0, 1] float32 (182 + 55 P,), action_mask=Box{0, 1} int8 (A,))`` |
+| Observations | ``Dict(observation=Box float32 (327 + 74 P,), action_mask=Box{0, 1} int8 (A,))``: observation version 1 |
 | Reward | the learner's payoff when a game ends (scoring units), else 0 |
 | Episode | one match of the variant's ``games`` games; ``terminated`` when it is over, never truncated |
 | Render modes | ``"human"`` (prints the table), ``"ansi"`` (returns it) |
@@ -41,15 +41,19 @@ seat's payoffs of those games, summed. ``reset(options={"hands": [...]})`` deals
 (one per seat) for the first game.
 
 >>> import gymnasium, bigtwo_env
->>> env = gymnasium.make("bigtwo/BigTwo-v0", variant="taiwan", seat=2)
+>>> env = gymnasium.make("bigtwo/BigTwo-v1", variant="taiwan", seat=2)
 >>> obs, info = env.reset(seed=0)
 >>> obs["observation"].shape, info["seat"]
-((402,), 2)
+((623,), 2)
 >>> import numpy as np
 >>> action = int(np.flatnonzero(obs["action_mask"])[0])
 >>> obs, reward, terminated, truncated, info = env.step(action)
 
-Version history: v0, first release (bigtwo 0.1.0).
+Version history:
+
+* v1: observation version 1 (``bigtwo_env.observation``: the recent moves, passes per seat and
+  size, unseen cards, match scores and game number, opening owed, its own breach, direction).
+* v0: first release (bigtwo 0.1.0).
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ from .game import action_id
 from .seat_env import RENDER_MODES, GameBacked, observation_space
 from .variant import Variant
 
-ENV_ID = "bigtwo/BigTwo-v0"
+ENV_ID = "bigtwo/BigTwo-v1"
 AGENT_FACTORY_GROUP = "bigtwo.agent_factory"  # entry point make_agent(name, variant, seed) -> an agent
 MAX_REDEALS = 100  # matches that end before the learner's first turn are dealt again (tiny hands only)
 
@@ -92,7 +96,7 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
         self.random_seat = seat == "random"
         self.seat = 0 if self.random_seat else self._check_seat(seat)
         self.opponents, self._named = self._resolve_opponents(opponents)
-        self.observation_space = observation_space(self._obs_size, self._num_actions)
+        self.observation_space = observation_space(self.variant, self._num_actions)
         self.action_space = spaces.Discrete(self._num_actions)
         self._payoffs = np.zeros(self.players, np.float64)
         self._ended = False  # a game ended since the learner's last step

@@ -12,6 +12,11 @@ Play order: each game has a direction, ``State.reverse`` (``direction_per_game``
 plays seat + 1 next, a reversed one seat - 1; ``seat_after`` and ``places_after`` are the only
 places that step seats, so the turn, the last-card duty and liability (the seat before the one-card
 holder), the settlement order and the observations all follow the game's direction.
+
+What the observations track of a game (cleared as each game starts): ``step_one`` records every
+move (passes included) in ``hist_action``/``hist_seat``, the last ``HISTORY`` of them, most recent
+first, and for a pass the weakest table play that seat passed on per play size (``passed_on``,
+columns by ``size_slot``).
 """
 
 from __future__ import annotations
@@ -37,13 +42,15 @@ TWO_RANK = 12
 # Integer settings (ip) and number settings (fp).
 IP_PLAYERS, IP_CPP, IP_OPENING, IP_OPEN_EVERY, IP_PAIR_CHAIN, IP_TWO_ENDS = 0, 1, 2, 3, 4, 5
 IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_DIRECTION, IP_NUM = 6, 7, 8, 9, 10, 11
-FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET, FP_NUM = 0, 1, 2, 3, 4
+FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET, FP_SCORE_SCALE, FP_NUM = 0, 1, 2, 3, 4, 5
 LAST_CARD_RULES = ("off", "enforce", "liability")
 SCORINGS = ("cards", "tiered", "pairwise", "win_loss", "collect")
 DIRECTIONS_PER_GAME = ("fixed", "alternate", "random")
 # Last-card duties of the seat to act (observation and liability): none, must lead 2+ cards,
 # must lead the highest single, a single answer must be the highest card.
 DUTY_NONE, DUTY_LEAD_MULTI, DUTY_LEAD_HIGHEST, DUTY_ANSWER_HIGHEST = 0, 1, 2, 3
+HISTORY = 8  # moves of the current game the state keeps (``hist_action``/``hist_seat``), most recent first
+SIZE_SLOTS = 5  # play sizes 1, 2, 3, 5, 6 (``size_slot``): the columns of ``passed_on``
 
 
 class Rules(NamedTuple):
@@ -56,6 +63,7 @@ class Rules(NamedTuple):
     tiers: np.ndarray  # float64 (T, 2): collect's brackets (from cards, multiplier), rising
     sizes: np.ndarray
     kinds: np.ndarray
+    places: np.ndarray  # float64 (A,): each play's strength within its size, 0 (weakest) .. 1; pass 0
     masks: np.ndarray
     beat_start: np.ndarray
     group_end: np.ndarray
@@ -90,6 +98,9 @@ class State(NamedTuple):
     games_played: np.ndarray  # int32 (N,): games finished in this match
     legal: np.ndarray  # int32 (N, L): legal action ids of the seat to act, sorted, padded
     legal_n: np.ndarray  # int32 (N,): how many
+    hist_action: np.ndarray  # int32 (N, HISTORY): this game's last moves, most recent first (0 pass), -1 none
+    hist_seat: np.ndarray  # int8 (N, HISTORY): who made them, -1 none
+    passed_on: np.ndarray  # int32 (N, P, SIZE_SLOTS): weakest table play each seat passed on this game, 0 none
 
 
 @njit(inline="always")
@@ -130,6 +141,12 @@ def seat_after(seat, k, players, reverse):
 def places_after(seat, other, players, reverse):
     """How many places after ``seat`` the seat ``other`` plays (``seat_after``'s inverse)."""
     return (seat - other) % players if reverse else (other - seat) % players
+
+
+@njit(inline="always")
+def size_slot(size):
+    """Column of a play size (1, 2, 3, 5, 6) among ``SIZE_SLOTS``: 0 .. 4."""
+    return size - 1 if size <= 3 else size - 2
 
 
 @njit
@@ -213,7 +230,12 @@ def start_game(g, R, S, leader):
         S.counts[g, s] = popcount(S.hands[g, s])
         S.played[g, s] = U0
         S.breach[g, s] = False
+        for j in range(SIZE_SLOTS):
+            S.passed_on[g, s, j] = 0
         dealt |= S.hands[g, s]
+    for i in range(HISTORY):
+        S.hist_action[g, i] = -1
+        S.hist_seat[g, i] = -1
     S.table_action[g] = 0
     S.table_seat[g] = -1
     S.passes[g] = 0
@@ -639,7 +661,16 @@ def step_one(g, a, R, S, autoreset):
         S.payoffs[g, p] = 0.0
     s = S.current[g]
     after = seat_after(s, 1, players, S.reverse[g])
+    for i in range(HISTORY - 1, 0, -1):
+        S.hist_action[g, i] = S.hist_action[g, i - 1]
+        S.hist_seat[g, i] = S.hist_seat[g, i - 1]
+    S.hist_action[g, 0] = a
+    S.hist_seat[g, 0] = s
     if a == 0:
+        t = S.table_action[g]
+        j = size_slot(R.sizes[t])
+        if S.passed_on[g, s, j] == 0 or t < S.passed_on[g, s, j]:  # ids rise with strength within a size
+            S.passed_on[g, s, j] = t
         S.passes[g] += 1
         if S.passes[g] >= players - 1:  # everyone else passed: the last player to play leads
             S.current[g] = S.table_seat[g]

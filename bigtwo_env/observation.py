@@ -1,7 +1,11 @@
 """Observations: what one seat sees, laid out relative to that seat, as a flat float32 vector.
 
-Relative seat ``k`` is the seat ``k`` places after the observer in the current game's play order
-(``k = 0`` is the observer; a reversed game counts the other way round the table). ``P`` is the number of players. Layout (``obs_size(P)`` = 182 + 55 P; 402 for 4):
+Observation version ``OBS_VERSION`` = 1 (see the version history below). Relative seat ``k`` is
+the seat ``k`` places after the observer in the current game's play order (``k = 0`` is the
+observer; a reversed game counts the other way round the table). ``P`` is the number of players;
+``K`` = 8 moves of history (``kernels.HISTORY``). A play's *strength within its size* is its
+place among the plays of that size in the action table (``ActionTable.places``): 0 for the
+weakest, 1 for the strongest. Layout (``obs_size(P)`` = 327 + 74 P; 623 for 4):
 
 | index range, P players | 4 players | part | what |
 |---|---|---|---|
@@ -15,6 +19,18 @@ Relative seat ``k`` is the seat ``k`` places after the observer in the current g
 | ``[114 + 55 P, 166 + 55 P)`` | ``[334, 386)`` | ``opening_card`` | the card the observer's play must hold (opening duty), one-hot |
 | ``[166 + 55 P, 170 + 55 P)`` | ``[386, 390)`` | ``duty`` | last-card duty, one-hot: none, lead 2+ cards, lead the highest single, answer a single with the highest card |
 | ``[170 + 55 P, 182 + 55 P)`` | ``[390, 402)`` | ``legal_summary`` | the observer's own legal-move summary: can pass, can play each size 1, 2, 3, 5, 6 (slots 1..5), and 6 zeros reserved |
+| ``[182 + 55 P, 234 + 55 P)`` | ``[402, 454)`` | ``unseen`` | cards the observer has not seen: not in its hand, not played this game |
+| ``[234 + 55 P, 234 + 63 P)`` | ``[454, 486)`` | ``recent_seat`` | the game's last 8 moves (passes count), most recent first: who made each, one-hot over relative seats per move (all 0 before the game had that many) |
+| ``[234 + 63 P, 314 + 63 P)`` | ``[486, 566)`` | ``recent_kind`` | each of those moves' kind, one-hot over ``KINDS`` per move (slot 0: a pass) |
+| ``[314 + 63 P, 322 + 63 P)`` | ``[566, 574)`` | ``recent_strength`` | each of those plays' strength within its size, 0 (weakest) .. 1 (strongest); 0 for a pass |
+| ``[322 + 63 P, 322 + 68 P)`` | ``[574, 594)`` | ``passed_on`` | per relative seat and play size 1, 2, 3, 5, 6: it passed on a table play of that size this game |
+| ``[322 + 68 P, 322 + 73 P)`` | ``[594, 614)`` | ``passed_on_strength`` | the weakest such play's strength within its size (0 where none) |
+| ``[322 + 73 P, 322 + 74 P)`` | ``[614, 618)`` | ``match_scores`` | match score so far per relative seat / abs(``Variant.worst_payoff``) (one game's floor) |
+| ``[322 + 74 P, 323 + 74 P)`` | ``[618, 619)`` | ``games_played_fraction`` | games finished in this match / the match's games |
+| ``[323 + 74 P, 324 + 74 P)`` | ``[619, 620)`` | ``first_game`` | this is the match's first game |
+| ``[324 + 74 P, 325 + 74 P)`` | ``[620, 621)`` | ``opening_owed`` | the game's first play, which must hold the opening card, is still owed |
+| ``[325 + 74 P, 326 + 74 P)`` | ``[621, 622)`` | ``breach`` | the observer broke the last-card rule against the next seat this game (liability: it pays if that seat wins); no other seat's breach, which turns on cards the observer has not seen |
+| ``[326 + 74 P, 327 + 74 P)`` | ``[622, 623)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
 
 ``LAYOUT`` is the one declaration of this table (``layout_table`` writes it; a test checks that
 this one matches): everything else is derived from it. ``obs_size``, ``part_slices`` (Python)
@@ -22,13 +38,26 @@ and ``part_start`` (compiled, indexed by ``Part``: ``Part.HAND``, ``Part.PLAYED`
 places; ``decode_observation`` reads every part back by its name. Adding a part is one
 ``LAYOUT`` entry plus the kernel code that writes it (``observe_one``).
 
-Nothing here depends on cards the observer cannot see: the other hands enter only as counts.
-The duty slots are filled only for the seat to act (the only seat with a duty).
+Nothing here depends on cards the observer cannot see: the other hands enter only as counts,
+and every other part is public at the table (the moves, the passes, the match scores, the
+direction). A breach of the last-card rule turns on the breaker's hand (did it hold a pair, a
+higher single?), so only the breaker sees its own (``breach``). The duty, opening-card and legal-summary slots are filled only for
+the seat to act (the only seat with a duty); ``opening_owed`` shows every seat that the first
+play is still to come, not which card it must hold (under ``opening_card: lowest`` that card
+can tell an undealt card). Every slot is in [0, 1] except ``match_scores`` (``obs_bounds``).
+
+Version history (a trained network reads one version: checkpoints record theirs, and
+``train.policy_agent`` refuses another):
+
+* 1: what a strong player tracks, appended after version 0's parts (which keep their places and
+  values): ``unseen`` .. ``reversed``; the PettingZoo env became ``bigtwo_v1``, the Gymnasium id
+  ``bigtwo/BigTwo-v1``.
+* 0: ``hand`` .. ``legal_summary`` (182 + 55 P slots; bigtwo 0.1.0).
 
 >>> [name for name, _ in part_slices(4).items()][:3]
 ['hand', 'played', 'cards_left_fraction']
 >>> part_slices(4)["table"], obs_size(4)
-(slice(264, 316, None), 402)
+(slice(264, 316, None), 623)
 """
 
 from __future__ import annotations
@@ -40,10 +69,25 @@ import numpy as np
 
 from .combos import KINDS
 from .jit import njit
-from .kernels import IP_CPP, IP_PLAYERS, U1, Rules, State, places_after, seat_after
+from .kernels import (
+    FP_SCORE_SCALE,
+    HISTORY,
+    IP_CPP,
+    IP_GAMES,
+    IP_PLAYERS,
+    SIZE_SLOTS,
+    U1,
+    Rules,
+    State,
+    places_after,
+    seat_after,
+)
+from .variant import Variant
 
+OBS_VERSION = 1  # bump when the observation changes (see the version history above)
 NUM_KINDS = len(KINDS)
 DECODINGS = ("cards", "seat_cards", "values", "index", "index_or_none", "flags")
+BOUNDS = ("unit", "match_score")
 
 
 @dataclass(frozen=True)
@@ -52,13 +96,18 @@ class ObsPart:
 
     ``decoding``: ``cards`` (bool per card id), ``seat_cards`` (bool, (P, 52): per relative
     seat), ``values`` (the numbers), ``index`` (one-hot: the slot set), ``index_or_none`` (the
-    slot set, -1 when none is), ``flags`` (bool per slot)."""
+    slot set, -1 when none is), ``flags`` (bool per slot). ``rows``: the part is that many equal
+    rows (``"P"``: one per relative seat), each read as ``decoding`` (a leading axis of that
+    length in the decoded array). ``bounds``: the range of its slots (the spaces' bounds, from
+    ``obs_bounds``): ``unit`` [0, 1], ``match_score`` +-``match_score_bound(variant)``."""
 
     name: str
     fixed: int
     per_seat: int
     decoding: str
     what: str
+    rows: int | str = 1
+    bounds: str = "unit"
 
     def __post_init__(self) -> None:
         if self.decoding not in DECODINGS:
@@ -67,9 +116,24 @@ class ObsPart:
             )
         if self.decoding == "seat_cards" and (self.fixed, self.per_seat) != (0, 52):
             raise ValueError(f"observation part {self.name!r}: seat_cards parts have 52 slots per seat and no others")
+        if self.bounds not in BOUNDS:
+            raise ValueError(
+                f"observation part {self.name!r}: bounds must be one of {', '.join(BOUNDS)}, got {self.bounds!r}"
+            )
+        if self.rows == "P":
+            if self.fixed:
+                raise ValueError(f"observation part {self.name!r}: a part with one row per seat has no fixed slots")
+        elif isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
+            raise ValueError(f"observation part {self.name!r}: rows must be a positive int or 'P', got {self.rows!r}")
+        elif self.fixed % self.rows or self.per_seat % self.rows:
+            raise ValueError(f"observation part {self.name!r}: {self.rows} rows must divide its slots evenly")
 
     def size(self, players: int) -> int:
         return self.fixed + self.per_seat * players
+
+    def row_count(self, players: int) -> int:
+        """How many rows the part has for ``players`` seats."""
+        return players if self.rows == "P" else int(self.rows)
 
 
 LAYOUT: tuple[ObsPart, ...] = (
@@ -96,6 +160,68 @@ LAYOUT: tuple[ObsPart, ...] = (
         "the observer's own legal-move summary: can pass, can play each size 1, 2, 3, 5, 6 (slots 1..5), "
         "and 6 zeros reserved",
     ),
+    # v1: what a strong player tracks
+    ObsPart("unseen", 52, 0, "cards", "cards the observer has not seen: not in its hand, not played this game"),
+    ObsPart(
+        "recent_seat",
+        0,
+        HISTORY,
+        "index_or_none",
+        f"the game's last {HISTORY} moves (passes count), most recent first: who made each, one-hot over "
+        "relative seats per move (all 0 before the game had that many)",
+        rows=HISTORY,
+    ),
+    ObsPart(
+        "recent_kind",
+        HISTORY * NUM_KINDS,
+        0,
+        "index_or_none",
+        "each of those moves' kind, one-hot over ``KINDS`` per move (slot 0: a pass)",
+        rows=HISTORY,
+    ),
+    ObsPart(
+        "recent_strength",
+        HISTORY,
+        0,
+        "values",
+        "each of those plays' strength within its size, 0 (weakest) .. 1 (strongest); 0 for a pass",
+    ),
+    ObsPart(
+        "passed_on",
+        0,
+        SIZE_SLOTS,
+        "flags",
+        "per relative seat and play size 1, 2, 3, 5, 6: it passed on a table play of that size this game",
+        rows="P",
+    ),
+    ObsPart(
+        "passed_on_strength",
+        0,
+        SIZE_SLOTS,
+        "values",
+        "the weakest such play's strength within its size (0 where none)",
+        rows="P",
+    ),
+    ObsPart(
+        "match_scores",
+        0,
+        1,
+        "values",
+        "match score so far per relative seat / abs(``Variant.worst_payoff``) (one game's floor)",
+        bounds="match_score",
+    ),
+    ObsPart("games_played_fraction", 1, 0, "values", "games finished in this match / the match's games"),
+    ObsPart("first_game", 1, 0, "flags", "this is the match's first game"),
+    ObsPart("opening_owed", 1, 0, "flags", "the game's first play, which must hold the opening card, is still owed"),
+    ObsPart(
+        "breach",
+        1,
+        0,
+        "flags",
+        "the observer broke the last-card rule against the next seat this game (liability: it pays if that "
+        "seat wins); no other seat's breach, which turns on cards the observer has not seen",
+    ),
+    ObsPart("reversed", 1, 0, "flags", "this game plays in reversed seat order (``direction_per_game``)"),
 )
 Part = IntEnum("Part", [(part.name.upper(), i) for i, part in enumerate(LAYOUT)])
 Part.__doc__ = "Index of each ``LAYOUT`` part, by its name in capitals (``Part.HAND``), for ``part_start``."
@@ -147,6 +273,31 @@ def layout_table(players: int = 4) -> str:
     return "\n".join(rows)
 
 
+def match_score_bound(variant: Variant) -> float:
+    """How far from 0 a ``match_scores`` slot can go: ``games`` games of at most (P - 1)^2 worst
+    payoffs each (a liable seat pays every other seat's gain, a winner's gain is at most P - 1
+    worst payoffs) and the rake.
+
+    >>> from bigtwo_env import load_variant
+    >>> match_score_bound(load_variant("taiwan")), match_score_bound(load_variant("taiwan", players=2, games=3))
+    (9.0, 3.0)
+    """
+    p = variant.players
+    return float(variant.games * ((p - 1) ** 2 + variant.rake / abs(variant.worst_payoff)))
+
+
+def obs_bounds(variant: Variant) -> tuple[np.ndarray, np.ndarray]:
+    """Each slot's lowest and highest value under ``variant`` (float32 arrays, ``obs_size(P)``
+    long), from the parts' ``bounds``: [0, 1], and +-``match_score_bound`` for the match scores."""
+    size = obs_size(variant.players)
+    low, high = np.zeros(size, np.float32), np.ones(size, np.float32)
+    bound = match_score_bound(variant)
+    for part, at in zip(LAYOUT, part_slices(variant.players).values(), strict=True):
+        if part.bounds == "match_score":
+            low[at], high[at] = -bound, bound
+    return low, high
+
+
 def size_formula() -> str:
     """``obs_size(P)`` as the docstring writes it (``182 + 55 P``)."""
     return _expr(int(_FIXED_START[-1]), int(_SEAT_START[-1]))
@@ -165,6 +316,9 @@ def absolute_seat(g, seat, k, R, S):
 def relative_seat(g, seat, other, R, S):
     """How many places after ``seat`` the seat ``other`` sits in game ``g``'s play order."""
     return np.int64(places_after(np.int64(seat), np.int64(other), R.ip[IP_PLAYERS], S.reverse[g]))
+
+
+FULL = (U1 << np.uint64(52)) - U1
 
 
 @njit(inline="always")
@@ -210,6 +364,41 @@ def observe_one(g, seat, R, S, out):
             else:
                 size = R.sizes[a]
                 out[base + (size if size <= 3 else size - 1)] = 1.0
+    unseen = ~S.hands[g, seat] & FULL
+    for k in range(players):
+        unseen &= ~S.played[g, k]
+    _put_cards(out, part_start(Part.UNSEEN, players), unseen)
+    seat_base = part_start(Part.RECENT_SEAT, players)
+    kind_base = part_start(Part.RECENT_KIND, players)
+    strength_base = part_start(Part.RECENT_STRENGTH, players)
+    for i in range(HISTORY):
+        who = S.hist_seat[g, i]
+        if who < 0:
+            break
+        a = S.hist_action[g, i]
+        out[seat_base + players * i + relative_seat(g, seat, who, R, S)] = 1.0
+        out[kind_base + NUM_KINDS * i + R.kinds[a]] = 1.0
+        out[strength_base + i] = R.places[a]
+    flag_base = part_start(Part.PASSED_ON, players)
+    strength_base = part_start(Part.PASSED_ON_STRENGTH, players)
+    scores_base = part_start(Part.MATCH_SCORES, players)
+    for k in range(players):
+        s = absolute_seat(g, seat, k, R, S)
+        for j in range(SIZE_SLOTS):
+            t = S.passed_on[g, s, j]
+            if t > 0:
+                out[flag_base + SIZE_SLOTS * k + j] = 1.0
+                out[strength_base + SIZE_SLOTS * k + j] = R.places[t]
+        out[scores_base + k] = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
+    if S.breach[g, absolute_seat(g, seat, 1, R, S)]:  # flagged on the seat it was broken against
+        out[part_start(Part.BREACH, players)] = 1.0
+    out[part_start(Part.GAMES_PLAYED_FRACTION, players)] = S.games_played[g] / R.ip[IP_GAMES]
+    if S.games_played[g] == 0:
+        out[part_start(Part.FIRST_GAME, players)] = 1.0
+    if S.opening[g] >= 0:
+        out[part_start(Part.OPENING_OWED, players)] = 1.0
+    if S.reverse[g]:
+        out[part_start(Part.REVERSED, players)] = 1.0
 
 
 @njit(nogil=True)
@@ -221,6 +410,7 @@ def observe_all(seats, out, R, S):
 __all__ = [
     "LAYOUT",
     "NUM_KINDS",
+    "OBS_VERSION",
     "ObsPart",
     "Part",
     "Rules",
@@ -228,6 +418,8 @@ __all__ = [
     "absolute_seat",
     "decode_observation",
     "layout_table",
+    "match_score_bound",
+    "obs_bounds",
     "obs_size",
     "observe_all",
     "observe_one",
@@ -251,6 +443,9 @@ def decode_observation(obs: np.ndarray, players: int) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for part, at in zip(LAYOUT, part_slices(players).values(), strict=True):
         raw = obs[..., at]
+        rows = part.row_count(players)
+        if rows > 1:
+            raw = raw.reshape(*obs.shape[:-1], rows, -1)
         if part.decoding in ("cards", "flags"):
             out[part.name] = raw > 0.5
         elif part.decoding == "seat_cards":

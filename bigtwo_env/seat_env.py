@@ -28,6 +28,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .game import Game
+from .observation import obs_bounds
 from .render import render_text
 from .variant import Variant
 
@@ -112,11 +113,13 @@ class GameBacked:
         return None
 
 
-def observation_space(obs_size: int, num_actions: int) -> spaces.Dict:
-    """``Dict(observation=Box[0, 1] float32, action_mask=Box{0, 1} int8)``."""
+def observation_space(variant: Variant, num_actions: int) -> spaces.Dict:
+    """``Dict(observation=Box float32 (obs_size(P),), action_mask=Box{0, 1} int8)``; the
+    observation's bounds are each part's (``obs_bounds``: [0, 1] but for the match scores)."""
+    low, high = obs_bounds(variant)
     return spaces.Dict(
         {
-            "observation": spaces.Box(0.0, 1.0, shape=(obs_size,), dtype=np.float32),
+            "observation": spaces.Box(low, high, dtype=np.float32),
             "action_mask": spaces.Box(0, 1, shape=(num_actions,), dtype=np.int8),
         }
     )

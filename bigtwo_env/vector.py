@@ -9,8 +9,8 @@ match ended.
 
 >>> venv = VectorEnv("taiwan", num_envs=8, seed=0)
 >>> obs, info = venv.reset(seed=0)
->>> obs.shape, info["seat"].shape
-((8, 402), (8,))
+>>> obs.shape, info["seat"].shape, venv.obs_version
+((8, 623), (8,), 1)
 >>> ids, counts = info["legal_ids"], info["legal_counts"]
 >>> obs, rewards, terminations, truncations, info = venv.step(ids[:, 0])
 >>> rewards.shape
@@ -48,6 +48,7 @@ class VectorEnv:
         self.num_players = v.players
         self.num_actions = self.engine.table.size
         self.obs_size = self.engine.obs_size
+        self.obs_version = self.engine.obs_version  # bigtwo_env.observation.OBS_VERSION
         self._truncations = np.zeros(num_envs, dtype=bool)
 
     def _info(self) -> dict[str, np.ndarray]:

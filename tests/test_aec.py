@@ -57,10 +57,10 @@ def test_spaces_and_agents() -> None:
     e.reset(seed=1)
     assert e.possible_agents == ["player_0", "player_1", "player_2"]
     space = e.observation_space("player_0")
-    assert space["observation"].shape == (182 + 55 * 3,) and space["observation"].dtype == np.float32
+    assert space["observation"].shape == (327 + 74 * 3,) and space["observation"].dtype == np.float32
     assert space["action_mask"].shape == (19895,) and space["action_mask"].dtype == np.int8
     assert e.action_space("player_2").n == 19895
-    assert e.metadata == {"render_modes": ["human", "ansi"], "name": "bigtwo_v0", "is_parallelizable": False}
+    assert e.metadata == {"render_modes": ["human", "ansi"], "name": "bigtwo_v1", "is_parallelizable": False}
     with pytest.raises(ValueError, match="unknown agent 'player_3'; agents are player_0, player_1, player_2"):
         e.observe("player_3")
 

@@ -288,6 +288,13 @@ def test_set_position_leading_with_an_opening_card():
         ({"table_action": 5, "table_seat": 0, "current": 0}, "answering its own play"),
         ({"opening": 51}, "must hold the opening card"),
         ({"passes": 1}, "passes must be"),
+        ({"hist_action": [0, 99999], "hist_seat": [1, 0]}, "hist_action must hold action ids 0..19894"),
+        ({"hist_action": [5, 0], "hist_seat": [1]}, "hist_seat must name a seat 0..3 for each move"),
+        ({"hist_action": [5], "hist_seat": [4]}, "hist_seat must name a seat"),
+        ({"hist_action": [-1, 5], "hist_seat": [-1, 2]}, "most recent first: no move after a -1"),
+        ({"hist_action": list(range(1, 10)), "hist_seat": [0] * 9}, "hist_action holds at most 8 moves, got 9"),
+        ({"passed_on": np.full((4, 5), 1)}, "each id must be a play of its column's size"),
+        ({"passed_on": np.full((4, 5), -2)}, "passed_on must hold action ids 1..19894 or 0"),
     ],
 )
 def test_set_position_rejects_inconsistent_positions(kwargs, message):

@@ -671,3 +671,70 @@ def test_threaded_batches_match_the_calling_thread() -> None:
         two.step(actions)
     for a, b in zip(one.state, two.state, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+MID_MATCH_LEAK_CASES = [
+    ("online-cn", {"games": 3, "cards_per_player": 5}),  # liability, two_ends_trick, pairwise
+    ("taiwan", {"players": 3, "games": 4, "cards_per_player": 6, "last_card_rule": "liability"}),
+    ("japan", {"players": 2, "games": 2, "cards_per_player": 8, "pair_chain": True}),
+]
+
+
+@pytest.mark.parametrize(("name", "overrides"), MID_MATCH_LEAK_CASES)
+def test_no_leak_mid_match(name: str, overrides: dict) -> None:
+    """Positions set later in a match (match scores, games played, the direction, breach flags,
+    earlier moves and passes of this game) that differ only in the cards the observer has not
+    seen give that observer the same observations at every step of the same public play, and
+    every part of version 1 takes values other than its empty ones on the way."""
+    v = load_variant(name, **overrides)
+    p = v.players
+    rng = random.Random(31)
+    compared, filled = 0, set()
+    for seed in range(12):
+        observer = seed % p
+        a = Engine(v, 1, seed=200 + seed)
+        dealt = [cards_of(h) for h in a.state.hands[0]]
+        leader = (seed + 1) % p
+        scores = [rng.choice((-6.0, -2.0, 0.0, 3.0)) for _ in range(p)]
+        position = {
+            "current": leader,
+            "match_scores": scores,
+            "games_played": 1 + seed % (v.games - 1),
+            "reverse": bool(seed % 2),
+        }
+        hands = np.array([mask_of(h) for h in dealt], np.uint64)
+        a.set_position(0, hands, **position)
+        views, actions = [a.observe(seats=[observer]).copy()], []
+        for _ in range(rng.randint(3, 40)):
+            action = random_actions(a, rng, play_bias=0.5)
+            if a.step(action).game_over[0]:
+                break
+            actions.append(int(action[0]))
+            views.append(a.observe(seats=[observer]).copy())
+        for view in views:
+            parts = decode_observation(view[0], p)
+            filled |= {
+                name
+                for name in ("unseen", "passed_on", "match_scores", "breach", "reversed", "games_played_fraction")
+                if parts[name].any()
+            }
+            filled |= {"recent_seat"} if (parts["recent_seat"] >= 0).any() else set()
+        kept = [cards_of(m) for m in a.state.played[0]]
+        kept[observer] = frozenset()
+        for _attempt in range(20):  # a redeal can contradict a forced play (a pass with too few cards): redeal
+            redealt = redeal(v, dealt, observer, kept, v.opening_card_id, rng)
+            b = Engine(v, 1, seed=200 + seed)
+            b.set_position(0, np.array([mask_of(h) for h in redealt], np.uint64), **position)
+            try:
+                for i, action in enumerate(actions):
+                    np.testing.assert_array_equal(views[i], b.observe(seats=[observer]), err_msg=f"step {i}")
+                    b.step([action])
+            except ValueError:
+                continue
+            np.testing.assert_array_equal(views[len(actions)], b.observe(seats=[observer]))
+            compared += 1
+            break
+    assert compared >= 8
+    assert filled >= {"unseen", "recent_seat", "passed_on", "match_scores", "reversed", "games_played_fraction"}
+    if v.last_card_rule == "liability":
+        assert "breach" in filled, "no breach came up: the test does not cover the breach flags"

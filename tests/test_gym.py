@@ -17,7 +17,7 @@ from bigtwo_env import load_variant
 from bigtwo_env.gym_env import BigTwoEnv
 from bigtwo_env.observation import obs_size
 
-ENV_ID = "bigtwo/BigTwo-v0"
+ENV_ID = "bigtwo/BigTwo-v1"
 
 
 class FirstLegal(Agent):
@@ -186,3 +186,20 @@ def test_real_agent_names() -> None:
     a = run_episode(env, 11, np.random.default_rng(11))
     b = run_episode(env, 11, np.random.default_rng(11))
     assert a[:2] == b[:2]  # named agents are reseeded by reset(seed=...)
+
+
+def test_the_observation_version_is_in_the_ids_and_an_old_id_says_which_to_use() -> None:
+    from bigtwo_env import env
+    from bigtwo_env.observation import OBS_VERSION
+    from bigtwo_env.vector import VectorEnv
+
+    assert f"bigtwo/BigTwo-v{OBS_VERSION}" == ENV_ID and env("taiwan").metadata["name"] == f"bigtwo_v{OBS_VERSION}"
+    assert VectorEnv("taiwan", num_envs=2, seed=0).obs_version == OBS_VERSION
+    with (
+        pytest.raises(
+            gymnasium.error.DeprecatedEnv, match="v0 for `bigtwo/BigTwo` is deprecated. Please use `bigtwo/BigTwo-v1`"
+        ),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        gymnasium.make("bigtwo/BigTwo-v0")

@@ -355,6 +355,36 @@ def test_resume_refuses_a_different_config(tmp_path):
     assert longer.global_step == 1024
 
 
+def test_a_checkpoint_of_another_observation_version_is_refused(tmp_path):
+    """Checkpoints record the observation version; one from before versions (no key, and none of
+    the newer env state such as ``reverse``) or of another version is refused with the reason
+    and what to do, when played, exported or resumed, never a ``KeyError``."""
+    from bigtwo_env.observation import OBS_VERSION
+    from train.export import export_policy
+    from train.policy_agent import load_policy_agent
+
+    cfg = tiny(tmp_path, total_timesteps=256)
+    path = run_training(cfg).checkpoint
+    payload = ckpt.load(path)
+    assert payload["obs_version"] == OBS_VERSION == 1
+    assert load_policy_agent(path).variant.name == "taiwan"
+    del payload["obs_version"]
+    for name in ("reverse", "hist_action", "hist_seat", "passed_on"):
+        del payload["resume"]["env"][name]
+    ckpt.atomic_save(payload, path)
+    old = r"trained on observation version 0 \(no version recorded: from before versions\), but this bigtwo observes version 1"
+    with pytest.raises(ValueError, match=old + ".*retrain it"):
+        load_policy_agent(path)
+    with pytest.raises(ValueError, match=old + ".*export that run"):
+        export_policy(path, out_dir=tmp_path / "shipped")
+    with pytest.raises(ValueError, match=old + ".*cannot resume: retrain in a new run"):
+        run_training(make_config({"total_timesteps": 512}, base=cfg))
+    payload["obs_version"] = 0
+    ckpt.atomic_save(payload, path)
+    with pytest.raises(ValueError, match="trained on observation version 0, but this bigtwo observes version 1"):
+        load_policy_agent(path)
+
+
 def test_same_seed_same_result(tmp_path):
     a = run_training(tiny(tmp_path / "a", total_timesteps=768))
     b = run_training(tiny(tmp_path / "b", total_timesteps=768))

@@ -9,6 +9,7 @@ A checkpoint (``runs/<run>/checkpoints/step_<env steps>.pt``) is a ``torch.save`
 | ``variant`` | ``{"name": ..., "settings": Variant.to_dict()}``: the rules it was trained on, in full |
 | ``config`` | the run's full ``TrainConfig`` as a dict |
 | ``model`` | ``{"kwargs": constructor arguments, "state_dict": weights}`` of the ``ActionScorer`` |
+| ``obs_version`` | the observation version the network reads (``bigtwo_env.observation.OBS_VERSION``) |
 | ``global_step``, ``update`` | environment steps and updates done |
 | ``provenance`` | the command, seed, steps, training time and code version that made it (``train.provenance``) |
 | ``resume`` | what a resumed run needs besides: optimizer, RNG states, the vector env's match states, the pending decisions, the league (absent from policy-only files such as league snapshots) |
@@ -36,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+
+from bigtwo_env.observation import OBS_VERSION
 
 from .config import TrainConfig, make_config
 
@@ -95,6 +98,7 @@ def policy_payload(
         },
         "global_step": int(step),
         "update": int(update),
+        "obs_version": OBS_VERSION,
     }
     if provenance is not None:
         payload["provenance"] = provenance

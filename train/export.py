@@ -33,9 +33,18 @@ from bigtwo_env.variant import Variant, load_variant
 
 from . import checkpoint as ckpt
 from . import provenance
-from .policy_agent import checkpoint_variant, rule_differences
+from .policy_agent import check_obs_version, checkpoint_variant, rule_differences
 
-POLICY_KEYS = ("format", "algo", "variant", "config", "model", "global_step", "update")  # kept; resume is not
+POLICY_KEYS = (
+    "format",
+    "algo",
+    "variant",
+    "config",
+    "model",
+    "global_step",
+    "update",
+    "obs_version",
+)  # kept; resume is not
 
 
 def find_checkpoint(source: str | Path) -> Path:
@@ -72,7 +81,9 @@ def _known_provenance(payload: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def policy_only(payload: dict[str, Any], source: Path, variant: Variant) -> dict[str, Any]:
     """The shipped form of a checkpoint's ``payload``: the policy keys, named for ``variant``, with
-    the provenance and an ``exported`` entry. ``ValueError`` if ``variant``'s rules differ."""
+    the provenance and an ``exported`` entry. ``ValueError`` if ``variant``'s rules differ or it
+    reads another observation version."""
+    check_obs_version(payload, str(source), "retrain it (`bigtwo train`) and export that run")
     trained = checkpoint_variant(payload)
     diffs = rule_differences(trained, variant)
     if diffs:

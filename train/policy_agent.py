@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent
-from bigtwo_env.observation import obs_size
+from bigtwo_env.observation import OBS_VERSION, obs_size
 from bigtwo_env.variant import Variant, load_variant
 
 from . import checkpoint as ckpt
@@ -95,6 +95,26 @@ class PolicyAgent(Agent):
         self.generator.set_state(state["generator"])
 
 
+def check_obs_version(payload: dict, who: str, remedy: str = "retrain it (`bigtwo train`)") -> None:
+    """``ValueError`` unless the checkpoint ``payload`` was trained on this package's observation
+    version (``OBS_VERSION``; a checkpoint from before versions were recorded read version 0):
+    its network reads another vector and would play blind. ``remedy`` says what to do instead.
+
+    >>> check_obs_version({"obs_version": 0}, "old.pt")
+    Traceback (most recent call last):
+    ...
+    ValueError: old.pt: trained on observation version 0, but this bigtwo observes version 1 (see bigtwo_env.observation's version history), which its network cannot read; retrain it (`bigtwo train`)
+    """
+    version = payload.get("obs_version")
+    if version == OBS_VERSION:
+        return
+    seen = "version 0 (no version recorded: from before versions)" if version is None else f"version {version}"
+    raise ValueError(
+        f"{who}: trained on observation {seen}, but this bigtwo observes version {OBS_VERSION} "
+        f"(see bigtwo_env.observation's version history), which its network cannot read; {remedy}"
+    )
+
+
 def checkpoint_variant(payload: dict) -> Variant:
     """The variant a checkpoint was trained on, rebuilt from its saved settings."""
     settings = dict(payload["variant"]["settings"])
@@ -127,11 +147,13 @@ def load_policy_agent(
 ) -> PolicyAgent:
     """A ``PolicyAgent`` from a checkpoint file, to play ``variant`` (default: the one it was
     trained on), named ``label`` (default: the file's stem). ``ValueError`` if the file is not a
-    checkpoint, the player counts differ, or (``same_rules``) any rule differs."""
+    checkpoint, it reads another observation version (``check_obs_version``), the player counts
+    differ, or (``same_rules``) any rule differs."""
     payload = ckpt.load(path)
+    who = f"{label} ({path})" if label else str(path)
+    check_obs_version(payload, who)
     trained = checkpoint_variant(payload)
     play = trained if variant is None else load_variant(variant)
-    who = f"{label} ({path})" if label else str(path)
     diffs = rule_differences(trained, play) if same_rules else []
     if diffs:
         raise ValueError(

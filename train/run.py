@@ -32,6 +32,7 @@ from . import provenance
 from .config import TrainConfig, to_yaml
 from .evaluate import Evaluation, evaluate, format_table
 from .networks import ActionScorer
+from .policy_agent import check_obs_version
 
 
 def resolve_device(name: str) -> torch.device:
@@ -60,6 +61,11 @@ class Run:
         resume_step, saved = None, None
         if self.resume_from is not None:
             saved = ckpt.load(self.resume_from)
+            check_obs_version(
+                saved,
+                str(self.resume_from),
+                "it cannot resume: retrain in a new run (another run_name, or move this folder away)",
+            )
             ckpt.check_resumable(cfg, saved, self.resume_from)
             resume_step = int(saved["global_step"])
         # the command, seed, code version; steps and training time are added at each checkpoint
