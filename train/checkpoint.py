@@ -139,7 +139,8 @@ def _feed(h: Any, obj: Any) -> None:
     if isinstance(obj, torch.Tensor):
         t = obj.detach().cpu().contiguous().reshape(-1)
         h.update(f"T{t.dtype}{tuple(obj.shape)}".encode())
-        h.update(t.view(torch.uint8).numpy())
+        if t.numel():
+            h.update(t.view(torch.uint8).numpy())
     elif isinstance(obj, Mapping):
         h.update(f"D{len(obj)}".encode())
         for k, v in obj.items():
