@@ -8,7 +8,7 @@
     bigtwo train --fields                         every config field with its description
 
 Overrides use one scheme: ``--set FIELD=VALUE`` (repeatable; VALUE read as YAML). A run whose
-folder exists (same ``run_name``) resumes from its newest checkpoint; ``--resume RUN_DIR`` does
+folder exists (same ``run_name``) resumes from its newest intact checkpoint; ``--resume RUN_DIR`` does
 the same from the config saved in that run, ``--set`` changing only what may change on resume
 (e.g. ``total_timesteps`` to train longer). torch is imported only when the command runs.
 """
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FIELD=VALUE",
         help="override a config field (repeatable), e.g. --set lr=1e-4",
     )
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest checkpoint")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest intact checkpoint")
     p.add_argument("--fields", action="store_true", help="list every config field with its description, then exit")
     p.set_defaults(func=_train)
 

@@ -10,7 +10,11 @@ leaves out take the defaults here. On the command line, one scheme:
 
 ``--set FIELD=VALUE`` parses ``VALUE`` as YAML, then checks it like a file's value. An unknown
 field, or a value of the wrong type or out of range, raises ``ValueError`` naming the field and
-what is allowed (for an unknown field: every allowed field).
+what is allowed (for an unknown field: every allowed field). Every numeric field has a range
+(``LIMITS``; ``bigtwo train --fields`` shows each one), wide enough for any real run and narrow
+enough that a typo (``lr=1e30``) or a request no machine meets (``hidden_size=100000``) is refused
+before anything starts; one rollout (``num_envs * num_steps``) is at most ``MAX_ROLLOUT`` steps.
+Whether the device exists here is checked when the run starts (``train.run.resolve_device``).
 
 >>> cfg = load_config("default", ["lr=1e-4", "num_envs=128"])
 >>> cfg.lr, cfg.num_envs
