@@ -54,6 +54,7 @@ def load_or_refuse(path: Path, checksum: str) -> None:
     assert payload["checksum"] == checksum == ckpt.digest(payload), "loaded, so it is the payload that was saved"
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's unpickler may warn about what a flip made
 @FUZZ
 @given(data=st.data())
 def test_flipped_bytes_never_load_as_something_else(saved, tmp_path, data):

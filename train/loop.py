@@ -298,6 +298,7 @@ class SelfPlay:
         sps = (step - self.start_step) / max(seconds, 1e-9)
         if self.last_checkpoint is None or not str(self.last_checkpoint).endswith(f"step_{step:012d}.pt"):
             self.last_checkpoint = self.save_checkpoint()
+        signals.release()  # the work is saved: a signal during the final evaluation acts as usual
         if run.bar is not None:
             run.bar.close()
         evals = final_report(
