@@ -29,7 +29,7 @@ True
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from math import comb
@@ -434,6 +434,50 @@ class Engine:
         S.winner[rows] = -1
         S.payoffs[rows] = 0.0
         self._refresh()
+
+    def load_state(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Put back the arrays of a saved ``state`` (``state._asdict()`` of an engine of the same
+        variant and size: a trainer's resume state). The legal lists and last-card duties are
+        recomputed from the hands, never taken from ``arrays``, so a damaged save cannot let a seat
+        play a card it does not hold. ``ValueError`` naming the first fault (a missing array, a
+        wrong shape or dtype, a card in two places, a card count that is not the hand's, a seat or
+        play id out of range); the engine is unchanged then."""
+        S, p = self.state, self.players
+        fields = S._asdict()
+        missing = [name for name in fields if name not in arrays]
+        if missing:
+            raise ValueError(f"load_state: no {', '.join(missing)} array(s)")
+        new = {}
+        for name, arr in fields.items():
+            got = np.asarray(arrays[name])
+            if got.dtype != arr.dtype or got.shape != arr.shape:
+                raise ValueError(f"load_state: {name} must be {arr.dtype} {arr.shape}, got {got.dtype} {got.shape}")
+            new[name] = got
+        hands, played, cur = new["hands"], new["played"], new["current"].astype(np.int64)
+        every = np.zeros(self.num_games, np.uint64)
+        clash = np.zeros(self.num_games, bool)
+        for mask in [*hands.T, *played.T]:
+            clash |= (every & mask) != 0
+            every |= mask
+        held = np.unpackbits(hands.view(np.uint8).reshape(*hands.shape, 8), axis=-1).sum(-1)
+        checks = [
+            ((every >> np.uint64(52)) != 0, "card masks may only use bits 0..51"),
+            (clash, "a card is held or played by two seats"),
+            ((held != new["counts"]).any(1), "its card counts are not the cards in the hands"),
+            (
+                (cur < -1) | (cur >= p) | ((cur == -1) != new["over"]),
+                f"current must be a seat 0..{p - 1} (-1 once over)",
+            ),
+            ((new["table_action"] < 0) | (new["table_action"] >= self.table.size), "table_action is not an action id"),
+            ((new["table_seat"] < -1) | (new["table_seat"] >= p), f"table_seat must be -1..{p - 1}"),
+            ((new["opening"] < -1) | (new["opening"] > 51), "opening must be a card id 0..51 or -1"),
+        ]
+        for bad, why in checks:
+            if bad.any():
+                raise ValueError(f"load_state: game {int(np.flatnonzero(bad)[0])}: {why}")
+        for name, arr in fields.items():
+            arr[...] = new[name]
+        self._refresh()  # the legal lists (legal, legal_n) and duties from the hands, whatever was saved
 
     def step(self, actions: Sequence[int] | np.ndarray) -> StepResult:
         """Play one action per game for its seat to act (-1: that game sits this step out; other

@@ -9,8 +9,10 @@ tournament with non-overlapping 95% intervals.
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +88,7 @@ def test_overrides_are_checked():
     assert (cfg.lr, cfg.num_envs, cfg.baselines, cfg.anneal_lr) == (1e-4, 128, ["random"], False)
     with pytest.raises(ValueError, match=r"unknown field 'learning_rate'; allowed fields: algo, variant"):
         load_config("default", ["learning_rate=1e-4"])
-    with pytest.raises(ValueError, match=r"field 'num_envs' has bad value -3; allowed: an integer >= 1"):
+    with pytest.raises(ValueError, match=r"field 'num_envs' has bad value -3; allowed: an integer in 1..65,536"):
         load_config("default", ["num_envs=-3"])
     with pytest.raises(ValueError, match=r"field 'algo' has bad value 'a2c'; allowed: ppo, dmc"):
         load_config("default", {"algo": "a2c"})
@@ -94,6 +96,64 @@ def test_overrides_are_checked():
         load_config("default", ["epsilon=2"])
     with pytest.raises(ValueError, match="expects FIELD=VALUE"):
         load_config("default", ["lr"])
+
+
+@pytest.mark.parametrize(
+    ("override", "allowed"),
+    [
+        ("lr=1e30", r"'lr' has bad value 1e\+30; allowed: a number in \(0, 1\]"),
+        ("hidden_size=100000", r"'hidden_size' has bad value 100000; allowed: an integer in 1..4,096"),
+        ("torch_threads=100000", r"'torch_threads' has bad value 100000; allowed: an integer in 1..256"),
+        ("device=cuda:abc", r"'device' has bad value 'cuda:abc'; allowed: auto, cpu, cuda or cuda:N"),
+        (f"seed={2**64}", r"'seed' has bad value 18446744073709551616; allowed: an integer in 0..9,"),
+        ("league_self=1e300", r"'league_self' has bad value 1e\+300; allowed: a number in \[0, 1e\+06\]"),
+        ("pair_layers=0", r"'pair_layers' has bad value 0; allowed: an integer in 1..16"),
+        ("num_envs=65536", r"num_envs \* num_steps \(one rollout\) is 2,097,152; allowed: at most 1,048,576"),
+    ],
+)
+def test_training_fields_are_bounded(override, allowed):
+    with pytest.raises(ValueError, match=rf"--set: .*{allowed}"):
+        load_config("default", [override])
+
+
+def test_fields_list_shows_what_each_field_allows(capsys):
+    from bigtwo_cli import main
+
+    assert main(["train", "--fields"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert set(lines) == set(FIELDS)
+    assert lines["lr"].endswith("Allowed: a number in (0, 1].") and "1..4,096" in lines["hidden_size"]
+
+
+def test_unusable_device_is_refused_before_the_run_folder(tmp_path):
+    device = "cuda:99" if torch.cuda.is_available() else "cuda"
+    cfg = tiny(tmp_path, device=device)
+    with pytest.raises(ValueError, match=rf"field 'device' has value '{device}' but"):
+        run_training(cfg)
+    assert not Path(cfg.runs_dir).exists()
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"eval_opponents": ["random", "nosuch"]}, "eval_opponents"),
+        ({"league_baselines": 1.0, "baselines": ["greedy", "nosuch"]}, "baselines"),
+    ],
+)
+def test_unknown_agent_names_fail_before_training(tmp_path, fields, named):
+    cfg = tiny(tmp_path, final_eval_deals=4, **fields)
+    with pytest.raises(ValueError, match=rf"field '{named}' has bad value 'nosuch': .*unknown agent"):
+        run_training(cfg)
+    assert not Path(cfg.runs_dir).exists(), "nothing created, no step taken"
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_one_card_variants_train(tmp_path, algo, players):
+    """With one card each every decision is forced (nothing is recorded): training still runs."""
+    cfg = tiny(tmp_path, algo=algo, total_timesteps=256, variant_settings={"players": players, "cards_per_player": 1})
+    result = run_training(cfg)
+    assert result.global_step == 256 and ckpt.load(result.checkpoint)["variant"]["settings"]["players"] == players
 
 
 def test_bad_config_file_is_refused(tmp_path):
@@ -395,11 +455,61 @@ def test_same_seed_same_result(tmp_path):
 
 def test_checkpoint_write_is_atomic(tmp_path):
     path = tmp_path / "x.pt"
-    ckpt.atomic_save({"format": ckpt.FORMAT, "a": 1}, path)
+    payload = {"format": ckpt.FORMAT, "algo": "ppo", "variant": {"name": "taiwan", "settings": {}}, "config": {}}
+    payload.update(model={"kwargs": {}, "state_dict": {"w": torch.ones(2)}}, global_step=0, update=0, a=1)
+    ckpt.atomic_save(payload, path)
     assert ckpt.load(path)["a"] == 1 and not list(tmp_path.glob(".*tmp*"))
     path.write_bytes(b"garbage")
     with pytest.raises(ValueError, match="not a readable checkpoint"):
         ckpt.load(path)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_ends_training_with_a_final_checkpoint(tmp_path, sig):
+    """``bigtwo train`` sent SIGTERM or SIGINT mid-run: it finishes the update, writes a checkpoint
+    there, skips the final evaluation, exits with 128 + the signal and leaves no process behind."""
+    import psutil
+
+    runs = tmp_path / "runs"
+    sets = dict(
+        runs_dir=runs,
+        run_name="sig",
+        total_timesteps=10**9,
+        num_envs=8,
+        num_steps=16,
+        hidden_size=16,
+        state_layers=1,
+        pair_size=8,
+        update_epochs=1,
+        checkpoint_every=1024,
+        keep_checkpoints=0,
+        eval_every=0,
+        final_eval_deals=50,
+        time_limit_minutes=3,
+        progress="false",
+        device="cpu",
+    )
+    cmd = [sys.executable, "-m", "bigtwo_cli", "train", *(f"--set={k}={v}" for k, v in sets.items())]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + 120
+        while not ckpt.list_checkpoints(runs / "sig") and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert ckpt.list_checkpoints(runs / "sig"), "training started and wrote its first checkpoint"
+        children = psutil.Process(proc.pid).children(recursive=True)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, out
+    assert f"stopped by {signal.Signals(sig).name} at step" in out and "Traceback" not in out
+    assert "final evaluation" in out and "final evaluation (" not in out, "the final evaluation was skipped"
+    last = ckpt.latest_checkpoint(runs / "sig")
+    step = int(ckpt.load(last)["global_step"])
+    assert step % 128 == 0 and f"step {step:,} of" in out and str(last) in out
+    assert not list((runs / "sig").rglob(".*.tmp*"))
+    assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
 
 
 def test_ppo_learns_to_beat_random(tmp_path):

@@ -24,9 +24,10 @@ this package itself imports no torch: the training API below is loaded on first 
 | ``episodes`` | episode bookkeeping: the learner's game results per league opponent, game lengths |
 | ``provenance`` | what each checkpoint records of its making: command, seed, steps, training time, code version |
 | ``export`` | a finished run's checkpoint as a policy-only file for the shipped ``strong`` agent (``python -m train.export``) |
-| ``checkpoint`` | checkpoint layout and resume state (env, RNGs, which config changes resume allows), atomic writes, ``weights_only`` loading |
+| ``checkpoint`` | checkpoint layout and resume state (env, RNGs, which config changes resume allows), atomic writes, ``weights_only`` loading verified by checksum and layout, the newest intact checkpoint of a run |
 | ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (the ``.pt`` loader ``agents.make_agent`` finds by entry point) |
 | ``evaluate`` | duplicate tournaments (``agents.tournament``) of a trained agent against baselines |
+| ``signals`` | SIGTERM and SIGINT end a run with a final checkpoint (exit status 128 + the signal) |
 | ``cli`` | the ``bigtwo train`` subcommand |
 
 TensorBoard scalars: ``losses/policy``, ``losses/value``, ``losses/entropy``, ``losses/approx_kl``,

@@ -8,7 +8,7 @@
     bigtwo train --fields                         every config field with its description
 
 Overrides use one scheme: ``--set FIELD=VALUE`` (repeatable; VALUE read as YAML). A run whose
-folder exists (same ``run_name``) resumes from its newest checkpoint; ``--resume RUN_DIR`` does
+folder exists (same ``run_name``) resumes from its newest intact checkpoint; ``--resume RUN_DIR`` does
 the same from the config saved in that run, ``--set`` changing only what may change on resume
 (e.g. ``total_timesteps`` to train longer). torch is imported only when the command runs.
 """
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FIELD=VALUE",
         help="override a config field (repeatable), e.g. --set lr=1e-4",
     )
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest checkpoint")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest intact checkpoint")
     p.add_argument("--fields", action="store_true", help="list every config field with its description, then exit")
     p.set_defaults(func=_train)
 
@@ -66,32 +66,51 @@ def _importable(name: str) -> bool:
         return False
 
 
+def _saved_algo(run_dir: Path) -> str | None:
+    """The ``algo`` in the run folder's ``config.yaml``, or ``None`` if it cannot be read."""
+    import yaml
+
+    try:
+        data = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    algo = data.get("algo") if isinstance(data, dict) else None
+    return algo if isinstance(algo, str) else None
+
+
 def _train(args: argparse.Namespace) -> int:
-    from .config import FIELDS, field_docs, load_config, make_config
+    from .config import FIELDS, allowed_values, field_docs, load_config, make_config
 
     if args.fields:
         docs = field_docs()
         for name, f in FIELDS.items():
             default = f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
-            print(f"{name:<20} {default!r:<14} {docs.get(name, '')}")
+            print(f"{name:<20} {default!r:<14} {docs.get(name, '')} Allowed: {allowed_values(name)}.")
         return 0
     if args.resume:
         _need_torch()
         from . import checkpoint as ckpt
 
         run_dir = Path(args.resume)
-        latest = ckpt.latest_checkpoint(run_dir)
-        if latest is None:
-            raise ValueError(f"--resume {args.resume}: no checkpoints in {run_dir / 'checkpoints'}")
         if args.config is not None:
             raise ValueError("--resume uses the config saved in the run; drop --config (use --set to change a field)")
-        base = make_config(ckpt.load(latest)["config"], source=str(latest))
+        if ckpt.latest_checkpoint(run_dir) is None:
+            raise ValueError(f"--resume {args.resume}: no checkpoints in {run_dir / 'checkpoints'}")
+        # the newest checkpoint that is intact and this run's; the run itself renames and names the others
+        latest, saved, skipped = ckpt.find_resumable(run_dir, _saved_algo(run_dir), ckpt.read_run_id(run_dir))
+        if latest is None or saved is None:
+            reasons = "; ".join(why for _, why in skipped)
+            raise ValueError(f"--resume {args.resume}: no checkpoint can be resumed ({reasons})")
+        base = make_config(saved["config"], source=str(latest))
         base = make_config({"run_name": run_dir.resolve().name, "runs_dir": str(run_dir.resolve().parent)}, base=base)
         cfg = load_config(base=base, overrides=args.overrides)
     else:
         cfg = load_config(args.config or "default", args.overrides)  # checked before torch is needed
         _need_torch()
+    import signal
+
     from .loop import run_training
 
-    run_training(cfg)
-    return 0
+    result = run_training(cfg)
+    # stopped by a signal (with a final checkpoint): exit as a shell reports that signal, 128 + its number
+    return 0 if result.stopped_by is None else 128 + signal.Signals[result.stopped_by].value

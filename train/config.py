@@ -10,7 +10,11 @@ leaves out take the defaults here. On the command line, one scheme:
 
 ``--set FIELD=VALUE`` parses ``VALUE`` as YAML, then checks it like a file's value. An unknown
 field, or a value of the wrong type or out of range, raises ``ValueError`` naming the field and
-what is allowed (for an unknown field: every allowed field).
+what is allowed (for an unknown field: every allowed field). Every numeric field has a range
+(``LIMITS``; ``bigtwo train --fields`` shows each one), wide enough for any real run and narrow
+enough that a typo (``lr=1e30``) or a request no machine meets (``hidden_size=100000``) is refused
+before anything starts; one rollout (``num_envs * num_steps``) is at most ``MAX_ROLLOUT`` steps.
+Whether the device exists here is checked when the run starts (``train.run.resolve_device``).
 
 >>> cfg = load_config("default", ["lr=1e-4", "num_envs=128"])
 >>> cfg.lr, cfg.num_envs
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 import typing
 from collections.abc import Iterable, Mapping
@@ -201,20 +206,98 @@ def _number(text: str) -> float | None:
         return None
 
 
+@dataclass(frozen=True)
+class Limit:
+    """The range a numeric field allows: ``low <= value <= high`` (``low < value`` when ``open_low``)."""
+
+    low: float
+    high: float
+    open_low: bool = False
+
+    def holds(self, value: float) -> bool:
+        above = value > self.low if self.open_low else value >= self.low
+        return above and value <= self.high
+
+    def text(self, integer: bool) -> str:
+        """``an integer in 1..65536`` or ``a number in (0, 1]``."""
+        if integer:
+            return f"an integer in {int(self.low):,}..{int(self.high):,}"
+        return f"a number in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}]"
+
+
+# Every numeric field's range: wide enough for any real run, narrow enough that a value outside it
+# is a typo (lr=1e30) or asks for more than a machine has (hidden_size=100000, torch_threads=100000).
+LIMITS: dict[str, Limit] = {
+    "seed": Limit(0, 2**63 - 1),
+    "torch_threads": Limit(1, 256),
+    "total_timesteps": Limit(1, 10**13),
+    "time_limit_minutes": Limit(0, 10**6),
+    "num_envs": Limit(1, 65_536),
+    "num_steps": Limit(1, 4_096),
+    "reward_scale": Limit(0, 1e6),
+    "hidden_size": Limit(1, 4_096),
+    "state_layers": Limit(1, 16),
+    "pair_size": Limit(1, 4_096),
+    "pair_layers": Limit(1, 16),
+    "lr": Limit(0, 1, open_low=True),
+    "adam_eps": Limit(0, 1, open_low=True),
+    "max_grad_norm": Limit(0, 1e6),
+    "minibatch_size": Limit(1, 1_048_576),
+    "gamma": Limit(0, 1),
+    "gae_lambda": Limit(0, 1),
+    "update_epochs": Limit(1, 100),
+    "clip_coef": Limit(0, 10, open_low=True),
+    "ent_coef": Limit(0, 1e3),
+    "vf_coef": Limit(0, 1e3),
+    "target_kl": Limit(0, 1e3),
+    "epsilon": Limit(0, 1),
+    "dmc_epochs": Limit(1, 100),
+    "league_self": Limit(0, 1e6),
+    "league_past": Limit(0, 1e6),
+    "league_baselines": Limit(0, 1e6),
+    "snapshot_every": Limit(1, 10**13),
+    "max_snapshots": Limit(0, 1_000),
+    "checkpoint_every": Limit(1, 10**13),
+    "keep_checkpoints": Limit(0, 10**6),
+    "eval_every": Limit(0, 10**13),
+    "eval_deals": Limit(0, 10**6),
+    "final_eval_deals": Limit(0, 10**6),
+}
+MAX_ROLLOUT = 1_048_576  # num_envs * num_steps: the decisions (and observations) one rollout holds
+DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d{1,3})$")
+
+
+def allowed_values(name: str) -> str:
+    """What field ``name`` allows, in words (``bigtwo train --fields`` and the errors show it)."""
+    hint = _HINTS[name]
+    if name in LIMITS:
+        return LIMITS[name].text(integer=hint is int)
+    return {
+        "algo": ", ".join(ALGOS),
+        "device": "auto, cpu, cuda or cuda:N",
+        "run_name": "a folder name without '/'",
+        "variant_settings": "a mapping of variant fields, e.g. {players: 2, cards_per_player: 5}",
+    }.get(
+        name, {bool: "true or false", str: "text", list: "a list of agent names, e.g. [random, greedy]"}.get(hint, "")
+    )
+
+
 def _check(source: str, name: str, value: Any) -> Any:
     """``value`` as the field's type, range-checked; ``ValueError`` naming the field otherwise."""
     if name not in FIELDS:
         raise ValueError(f"{source}: unknown field {name!r}; allowed fields: {_allowed()}")
     hint = _HINTS[name]
 
-    def fail(allowed: str) -> ValueError:
-        return ValueError(f"{source}: field {name!r} has bad value {value!r}; allowed: {allowed}")
+    def fail(allowed: str | None = None) -> ValueError:
+        return ValueError(
+            f"{source}: field {name!r} has bad value {value!r}; allowed: {allowed or allowed_values(name)}"
+        )
 
     if hint is bool:
         if isinstance(value, str) and value.lower() in ("true", "false"):
             value = value.lower() == "true"
         if not isinstance(value, bool):
-            raise fail("true or false")
+            raise fail()
         return value
     if hint is int:
         if isinstance(value, float) and value.is_integer():
@@ -222,71 +305,43 @@ def _check(source: str, name: str, value: Any) -> Any:
         number = _number(value) if isinstance(value, str) else None
         if number is not None and number.is_integer():
             value = int(number)  # "2e6" from the command line
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise fail("an integer")
-        if name in _NON_NEGATIVE_INTS and value < 0:
-            raise fail("an integer >= 0")
-        if name in _POSITIVE_INTS and value < 1:
-            raise fail("an integer >= 1")
+        if not isinstance(value, int) or isinstance(value, bool) or not LIMITS[name].holds(value):
+            raise fail()
         return value
     if hint is float:
         if isinstance(value, str):
             if _number(value) is None:
-                raise fail("a number")
+                raise fail()
             value = _number(value)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            raise fail("a number")
+            raise fail()
         value = float(value)
-        if name in _UNIT_INTERVAL and not 0.0 <= value <= 1.0:
-            raise fail("a number in [0, 1]")
-        if name in _POSITIVE_FLOATS and value <= 0:
-            raise fail("a number > 0")
-        if value < 0:
-            raise fail("a number >= 0")
+        if not LIMITS[name].holds(value):
+            raise fail()
         return value
     if hint is str:
         if not isinstance(value, str):
             raise fail("text")
         if name == "algo" and value not in ALGOS:
-            raise fail(", ".join(ALGOS))
-        if name == "device" and not (value in ("auto", "cpu", "cuda") or value.startswith("cuda:")):
-            raise fail("auto, cpu, cuda or cuda:N")
+            raise fail()
+        if name == "device" and not DEVICE.match(value):
+            raise fail()
         if name == "run_name" and ("/" in value or value in (".", "..")):
-            raise fail("a folder name without '/'")
+            raise fail()
         return value
     if hint is list:
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
-            raise fail("a list of agent names, e.g. [random, greedy]")
+            raise fail()
         return list(value)
     if hint is dict:
         if value is None:
             value = {}
         if not isinstance(value, Mapping):
-            raise fail("a mapping of variant fields, e.g. {players: 2, cards_per_player: 5}")
+            raise fail()
         return dict(value)
     raise AssertionError(name)  # pragma: no cover - every field type is handled above
-
-
-_POSITIVE_INTS = {
-    "total_timesteps",
-    "num_envs",
-    "num_steps",
-    "hidden_size",
-    "state_layers",
-    "pair_size",
-    "pair_layers",
-    "minibatch_size",
-    "update_epochs",
-    "dmc_epochs",
-    "snapshot_every",
-    "checkpoint_every",
-    "torch_threads",
-}
-_NON_NEGATIVE_INTS = {"seed", "max_snapshots", "keep_checkpoints", "eval_every", "eval_deals", "final_eval_deals"}
-_UNIT_INTERVAL = {"gamma", "gae_lambda", "epsilon"}
-_POSITIVE_FLOATS = {"lr", "adam_eps", "clip_coef"}
 
 
 def config_dir() -> Path:
@@ -313,6 +368,11 @@ def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConf
     for name, value in data.items():
         values[name] = _check(source, str(name), value)
     cfg = TrainConfig(**values)
+    if cfg.num_envs * cfg.num_steps > MAX_ROLLOUT:
+        raise ValueError(
+            f"{source}: num_envs * num_steps (one rollout) is {cfg.num_envs * cfg.num_steps:,}; allowed: at most "
+            f"{MAX_ROLLOUT:,} (num_envs {cfg.num_envs}, num_steps {cfg.num_steps})"
+        )
     if cfg.league_self + cfg.league_past + cfg.league_baselines <= 0:
         raise ValueError(f"{source}: league_self + league_past + league_baselines must be > 0")
     if cfg.league_baselines > 0 and not cfg.baselines:

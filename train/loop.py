@@ -19,6 +19,12 @@ of their loop is ``SelfPlay``:
   and checkpoints, each on its schedule;
 - ``finish()``: the final checkpoint and evaluation; returns the ``RunResult``.
 
+Before anything is created, the agents the config names (``eval_opponents``, ``baselines``) are
+built once (``check_agents``), so a misspelt name fails at once, not after hours of training;
+the run folder's own checks (device, resume) follow in ``train.run.Run``. A SIGTERM or SIGINT
+(``train.signals``) ends the loop after the update under way: the final checkpoint is written
+and the evaluations still to come are skipped.
+
 A trainer reads top to bottom (CleanRL style) around these calls::
 
     loop = SelfPlay(cfg, "ppo", snapshot_mode="sample")
@@ -47,10 +53,11 @@ import torch
 from bigtwo_env.variant import load_variant
 from bigtwo_env.vector import VectorEnv
 
+from . import signals
 from .checkpoint import env_state, load_env_state, load_rng_state, rng_state, tensors_to_arrays
 from .config import TrainConfig
 from .episodes import Episodes
-from .league import League
+from .league import League, make_baseline
 from .networks import ActionScorer, action_features
 from .policy_agent import PolicyAgent
 from .run import Run, final_report
@@ -87,6 +94,20 @@ class RunResult:
     seconds: float
     steps_per_second: float
     evaluations: dict = field(default_factory=dict)
+    stopped_by: str | None = None
+    """``SIGTERM`` or ``SIGINT`` when a signal ended the run early (``train.signals``), else ``None``."""
+
+
+def check_agents(cfg: TrainConfig, variant) -> None:
+    """Build every agent ``eval_opponents`` and (when the league plays them) ``baselines`` name once;
+    ``ValueError`` naming the field and the name that is not an agent."""
+    fields = ["eval_opponents"] + (["baselines"] if cfg.league_baselines > 0 else [])
+    for name in fields:
+        for agent in getattr(cfg, name):
+            try:
+                make_baseline(agent, variant, seed=0)
+            except ValueError as exc:
+                raise ValueError(f"field {name!r} has bad value {agent!r}: {exc}") from None
 
 
 class SelfPlay:
@@ -102,6 +123,7 @@ class SelfPlay:
     ) -> None:
         self.cfg, self.algo = cfg, algo
         self.variant = load_variant(cfg.variant, **cfg.variant_settings)
+        check_agents(cfg, self.variant)
         self.run = Run(cfg, self.variant)  # run folder, TensorBoard, seeds, threads, determinism
         self.device = self.run.device
         self.scale = cfg.resolved_reward_scale(self.variant)
@@ -168,8 +190,10 @@ class SelfPlay:
     # ------------------------------------------------------------ the loop
 
     def running(self) -> bool:
-        """Whether the run has steps and time left."""
-        return self.global_step < self.cfg.total_timesteps and not self.run.out_of_time()
+        """Whether the run has steps and time left, and no signal asked it to stop."""
+        return (
+            self.global_step < self.cfg.total_timesteps and not self.run.out_of_time() and signals.requested() is None
+        )
 
     def next_update(self) -> float:
         """Count an update and set its learning rate on the optimizer; returns it."""
@@ -228,7 +252,7 @@ class SelfPlay:
         if self.global_step >= self.next_snapshot:
             self.league.add_snapshot(self.global_step, run.snapshot(self.payload()))
             self.next_snapshot = self._next_multiple(cfg.snapshot_every)
-        if self.global_step >= self.next_eval:
+        if self.global_step >= self.next_eval and signals.requested() is None:
             evals = run.evaluate(self.agent(), self.global_step, cfg.eval_deals)
             if evals:
                 run.say(
@@ -266,27 +290,40 @@ class SelfPlay:
         return PolicyAgent(self.variant, copy.deepcopy(self.net), seed=self.cfg.seed, mode="greedy", device=self.device)
 
     def finish(self) -> RunResult:
-        """Checkpoint the final step (unless just done), evaluate, print where the files are."""
+        """Checkpoint the final step (unless just done), evaluate (unless a signal stopped the run),
+        print where the files are."""
         run, step = self.run, self.global_step
+        stopped_by = signals.requested()
         seconds = time.time() - self.start_time
         sps = (step - self.start_step) / max(seconds, 1e-9)
         if self.last_checkpoint is None or not str(self.last_checkpoint).endswith(f"step_{step:012d}.pt"):
             self.last_checkpoint = self.save_checkpoint()
+        signals.release()  # the work is saved: a signal during the final evaluation acts as usual
         if run.bar is not None:
             run.bar.close()
         evals = final_report(
-            run, self.algo, self.agent(), self.last_checkpoint, step, step - self.start_step, seconds, sps
+            run,
+            self.algo,
+            self.agent(),
+            self.last_checkpoint,
+            step,
+            step - self.start_step,
+            seconds,
+            sps,
+            stopped_by=stopped_by,
         )
         run.close()
-        return RunResult(run.dir, self.last_checkpoint, step, seconds, sps, evals)
+        return RunResult(run.dir, self.last_checkpoint, step, seconds, sps, evals, stopped_by)
 
 
 def run_training(cfg: TrainConfig) -> RunResult:
     """Run the trainer ``cfg.algo`` names (``train.ppo`` or ``train.dmc``); returns its ``RunResult``.
+    A SIGTERM or SIGINT meanwhile ends it early with a final checkpoint (``train.signals``).
 
     This is what ``bigtwo train`` runs once the config is read (``train.load_config``)."""
     if cfg.algo == "ppo":
         from .ppo import train
     else:
         from .dmc import train
-    return train(cfg)
+    with signals.stop_requests():
+        return train(cfg)

@@ -131,6 +131,6 @@ def store_value_pairs(advantages: np.ndarray, returns: np.ndarray, idx: np.ndarr
 
 
 def explained_variance(y_pred: np.ndarray, y_true: np.ndarray) -> float:
-    """1 - Var(y_true - y_pred) / Var(y_true) (nan when y_true is constant)."""
-    var = np.var(y_true)
+    """1 - Var(y_true - y_pred) / Var(y_true) (nan when y_true is constant or empty)."""
+    var = np.var(y_true) if y_true.size else 0.0
     return float("nan") if var == 0 else float(1 - np.var(y_true - y_pred) / var)

@@ -5,9 +5,11 @@ A run lives in ``runs/<run_name>/`` (``run_name`` defaults to ``variant__algo__s
 | path | what |
 |---|---|
 | ``config.yaml`` | the full config of the run |
+| ``run_id`` | the run's id, which its checkpoints and snapshots carry (a checkpoint of another run is never resumed) |
 | ``events.out.tfevents.*`` | TensorBoard scalars (``tensorboard --logdir runs``) |
 | ``checkpoints/step_<N>.pt`` | resumable checkpoints (see ``train.checkpoint``), the newest ``keep_checkpoints`` |
-| ``league/snapshot_<N>.pt`` | past policies the league plays against |
+| ``checkpoints/step_<N>.pt.rejected`` | a checkpoint a resume skipped (damaged, or another run's), kept for a look |
+| ``league/snapshot_<N>.pt`` | past policies the league plays against (and those a kept checkpoint's league needs) |
 | ``final_eval.json`` | the final evaluation |
 
 ``Run`` sets the run up (device, torch threads and determinism, the seed, the folder; it refuses
@@ -15,13 +17,22 @@ a folder that holds a run with another config, see ``train.checkpoint.check_resu
 scalars, drives the progress bar, writes checkpoints and league snapshots into the folder, and
 runs the periodic evaluations; ``final_report`` evaluates the final agent and prints where the
 run's files are.
+
+Resuming trusts no file: the run continues from its newest checkpoint that is intact and its own
+(``train.checkpoint.find_resumable``); each newer one is renamed ``*.rejected`` and named on
+stderr with the reason (corrupt, another algo's, another run's). Temporary files of writes that a
+kill interrupted are removed, and after each checkpoint the league snapshots that neither the
+league nor any kept checkpoint needs are deleted. Everything that can be checked (the device
+included) is checked before the folder is created.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +45,27 @@ from .evaluate import Evaluation, evaluate, format_table
 from .networks import ActionScorer
 from .policy_agent import check_obs_version
 
+_SNAPSHOT_FILE = re.compile(r"^snapshot_(\d+)\.pt$")
+
 
 def resolve_device(name: str) -> torch.device:
-    """``auto``: CUDA when available, else the CPU."""
+    """The torch device ``name`` names (``auto``: CUDA when available, else the CPU); ``ValueError``
+    when it is not one this machine has (``cuda`` without CUDA, ``cuda:3`` on a 2-GPU machine)."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    if name == "cpu":
+        return torch.device("cpu")
+    if name == "cuda" or (name.startswith("cuda:") and name[5:].isdigit()):
+        if not torch.cuda.is_available():
+            raise ValueError(f"field 'device' has value {name!r} but CUDA is not available here; allowed: auto, cpu")
+        count = torch.cuda.device_count()
+        if name != "cuda" and int(name[5:]) >= count:
+            raise ValueError(
+                f"field 'device' has value {name!r} but this machine has {count} CUDA device(s); "
+                f"allowed: auto, cpu, cuda, cuda:0..cuda:{count - 1}"
+            )
+        return torch.device(name)
+    raise ValueError(f"field 'device' has bad value {name!r}; allowed: auto, cpu, cuda or cuda:N")
 
 
 class Run:
@@ -57,10 +83,10 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.name = cfg.resolved_run_name()
         self.dir = Path(cfg.runs_dir) / self.name
-        self.resume_from = ckpt.latest_checkpoint(self.dir)
-        resume_step, saved = None, None
-        if self.resume_from is not None:
-            saved = ckpt.load(self.resume_from)
+        self.run_id = ckpt.read_run_id(self.dir)
+        self.resume_from, saved = self._resumable()
+        resume_step = None
+        if saved is not None:
             check_obs_version(
                 saved,
                 str(self.resume_from),
@@ -68,9 +94,15 @@ class Run:
             )
             ckpt.check_resumable(cfg, saved, self.resume_from)
             resume_step = int(saved["global_step"])
+            owner = saved.get("run")
+            if self.run_id is None and isinstance(owner, dict) and isinstance(owner.get("id"), str):
+                self.run_id = owner["id"]  # a folder from before run_id files: adopt its checkpoint's id
+        self.run_id = self.run_id or uuid.uuid4().hex
+        self._saved = saved
         # the command, seed, code version; steps and training time are added at each checkpoint
         self.provenance = provenance.start(cfg.algo, cfg.seed, None if saved is None else saved.get("provenance"))
         self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / ckpt.RUN_ID_FILE).write_text(self.run_id + "\n", encoding="utf-8")
         (self.dir / "config.yaml").write_text(to_yaml(cfg, f"config of run {self.name}"), encoding="utf-8")
         from torch.utils.tensorboard import SummaryWriter
 
@@ -79,6 +111,26 @@ class Run:
         self.started = time.time()
         self.bar = None
         self.last_evals: dict[str, Evaluation] = {}
+
+    def _resumable(self) -> tuple[Path | None, dict[str, Any] | None]:
+        """The newest intact checkpoint of this run and its dict (``None`` for a fresh run); newer
+        ones that are damaged or not this run's are renamed ``*.rejected``, each named on stderr.
+        Leftover temporary files go first. ``ValueError`` if checkpoints exist but none is usable."""
+        removed = ckpt.clean_temporary(self.dir)
+        if removed:
+            print(f"removed {len(removed)} temporary file(s) of interrupted writes in {self.dir}", file=sys.stderr)
+        path, saved, skipped = ckpt.find_resumable(self.dir, self.cfg.algo, self.run_id)
+        if path is None and skipped:
+            reasons = "; ".join(why for _, why in skipped)
+            raise ValueError(
+                f"{self.dir}: none of its {len(skipped)} checkpoint(s) can be resumed ({reasons}); "
+                "move them away or choose another run_name"
+            )
+        for bad, why in skipped:
+            kept = bad.with_name(bad.name + ckpt.REJECTED)
+            os.replace(bad, kept)
+            print(f"skipped checkpoint {bad.name}: {why}; kept as {kept.name}", file=sys.stderr)
+        return path, saved
 
     # ------------------------------------------------------------ logging
 
@@ -125,14 +177,35 @@ class Run:
         """The policy part of a checkpoint (also what league snapshots hold): ``ckpt.policy_payload``,
         with the provenance of the run so far."""
         made = provenance.at(self.provenance, step, time.time() - self.started)
-        return ckpt.policy_payload(algo, self.variant, self.cfg, net, step, update, provenance=made)
+        payload = ckpt.policy_payload(algo, self.variant, self.cfg, net, step, update, provenance=made)
+        payload["run"] = {"name": self.name, "id": self.run_id}
+        return payload
 
     def save(self, payload: dict[str, Any], resume: dict[str, Any]) -> Path:
-        """Write a resumable checkpoint at ``payload['global_step']`` and prune old ones."""
+        """Write a resumable checkpoint at ``payload['global_step']``, prune old ones and the
+        snapshots no one needs any more."""
         full = dict(payload, resume=ckpt.arrays_to_tensors(resume))
         path = ckpt.atomic_save(full, ckpt.checkpoint_path(self.dir, payload["global_step"]))
         ckpt.prune(self.dir, self.cfg.keep_checkpoints)
+        self.prune_snapshots(payload["global_step"])
         return path
+
+    def prune_snapshots(self, step: int) -> None:
+        """Delete the league snapshots (up to ``step``) that no kept checkpoint's league holds: a
+        checkpoint at step ``S`` holds the newest ``max_snapshots`` snapshots taken by ``S``, and the
+        newest checkpoint's are the league's now."""
+        folder = self.dir / "league"
+        if not folder.is_dir():
+            return
+        snaps = sorted((int(m.group(1)), p) for p in folder.iterdir() if (m := _SNAPSHOT_FILE.match(p.name)))
+        keep = self.cfg.max_snapshots
+        needed: set[int] = set()
+        for saved in ckpt.list_checkpoints(self.dir):
+            at = int(saved.stem.split("_")[1])
+            needed.update([s for s, _ in snaps if s <= at][-keep:] if keep > 0 else [])
+        for s, path in snaps:
+            if s <= step and s not in needed:
+                path.unlink(missing_ok=True)
 
     def snapshot(self, payload: dict[str, Any]) -> str:
         """Write a league snapshot; returns its path relative to the run folder."""
@@ -141,11 +214,13 @@ class Run:
         return rel
 
     def load_resume(self) -> dict[str, Any] | None:
-        """The newest checkpoint's dict, or ``None`` for a fresh run."""
-        if self.resume_from is None:
+        """The dict of the checkpoint the run resumes from (read and checked once, when the run was
+        set up), or ``None`` for a fresh run."""
+        saved, self._saved = self._saved, None
+        if saved is None:
             return None
         print(f"resuming {self.name} from {self.resume_from}", file=sys.stderr)
-        return ckpt.load(self.resume_from)
+        return saved
 
     # ------------------------------------------------------------ evaluation
 
@@ -169,10 +244,19 @@ class Run:
 
 
 def final_report(
-    run: Run, algo: str, agent, checkpoint: Path, step: int, session_steps: int, seconds: float, sps: float
+    run: Run,
+    algo: str,
+    agent,
+    checkpoint: Path,
+    step: int,
+    session_steps: int,
+    seconds: float,
+    sps: float,
+    stopped_by: str | None = None,
 ) -> dict[str, Evaluation]:
-    """Evaluate the final agent (``final_eval_deals`` per opponent), print the table and where
-    the run's files are; write ``final_eval.json``."""
+    """Evaluate the final agent (``final_eval_deals`` per opponent; skipped when the signal
+    ``stopped_by`` ended the run), print the table and where the run's files are; write
+    ``final_eval.json``."""
     import json
 
     cfg = run.cfg
@@ -182,8 +266,12 @@ def final_report(
         f"({sps:,.0f} steps/s)",
         flush=True,
     )
+    if stopped_by is not None:
+        print(
+            f"stopped by {stopped_by} at step {step:,} of {cfg.total_timesteps:,}: checkpoint written, no final evaluation"
+        )
     evals: dict[str, Evaluation] = {}
-    if cfg.final_eval_deals > 0 and cfg.eval_opponents:
+    if cfg.final_eval_deals > 0 and cfg.eval_opponents and stopped_by is None:
         t0 = time.time()
         evals = evaluate(agent, run.variant, cfg.eval_opponents, cfg.final_eval_deals, seed=cfg.seed + 20_000)
         print(f"final evaluation ({time.time() - t0:.0f} s):")

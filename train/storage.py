@@ -135,7 +135,7 @@ class DecisionStore:
         """Keep only the decisions where ``keep`` (size,) is true, in order (links remapped).
         Every kept decision's successor must be kept too (true for unfinished ones)."""
         keep = np.asarray(keep, bool)
-        new_index = np.cumsum(keep) - 1
+        new_index = np.append(np.cumsum(keep) - 1, -1)  # old index -> new one; index ``size`` (no link) -> -1
         n = int(keep.sum())
         counts = self.counts[: self.size][keep].astype(np.int64)
         new_start = np.cumsum(counts) - counts
@@ -148,8 +148,8 @@ class DecisionStore:
             arr[:n] = arr[: self.size][keep]
         self.start[:n] = new_start
         nxt = self.next[:n]
-        self.next[:n] = np.where(nxt >= 0, new_index[np.maximum(nxt, 0)], -1)
-        self.last = np.where(self.last >= 0, new_index[np.maximum(self.last, 0)], -1)
+        self.next[:n] = new_index[np.where(nxt >= 0, nxt, self.size)]
+        self.last = new_index[np.where(self.last >= 0, self.last, self.size)]
         self.size = n
 
     def legal(self, idx: np.ndarray) -> np.ndarray:
