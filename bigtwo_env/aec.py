@@ -100,7 +100,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .game import action_id
+from .actions import action_id
 from .seat_env import RENDER_MODES, GameBacked, observation_space
 from .variant import Variant
 

@@ -63,7 +63,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .game import action_id
+from .actions import action_id
 from .seat_env import RENDER_MODES, GameBacked, observation_space
 from .variant import Variant
 
