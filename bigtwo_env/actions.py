@@ -69,7 +69,9 @@ def parse_play(cards: str | Iterable[str | int] | None) -> list[Card]:
         if text.lower() in ("pass", ""):
             return []
         if not text.replace(",", " ").split():
-            raise ValueError(f"{cards!r} names no card; a play is card text such as '3C 3D', a list of cards, or 'pass'")
+            raise ValueError(
+                f"{cards!r} names no card; a play is card text such as '3C 3D', a list of cards, or 'pass'"
+            )
     return parse_cards(cards)
 
 

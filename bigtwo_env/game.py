@@ -103,12 +103,14 @@ class Game:
 
     def check_hands(self, hands: Sequence[Cards] | np.ndarray) -> np.ndarray:
         """``hands`` (one per seat: card text, a list of cards, or a (P,) uint64 mask array) as the
-        (1, P) uint64 card masks ``Engine.reset`` takes; ``ValueError`` naming the seat and the bad
-        card. Card counts and cards dealt twice are checked by the engine."""
+        (1, P) uint64 card masks ``Engine.reset`` takes, after checking them as the engine does
+        (card counts, no card dealt twice); ``ValueError`` naming the seat and the bad card."""
         p = self.players
         if isinstance(hands, np.ndarray):
             if hands.dtype == np.uint64:
-                return hands.reshape(1, -1)
+                if hands.size != p:
+                    raise ValueError(f"hands as masks must be {p} uint64 masks (one per seat), got shape {hands.shape}")
+                return self._check_deal(hands.reshape(1, p))
             hands = hands.tolist()
         if isinstance(hands, (str, bytes, bytearray)) or not isinstance(hands, Sequence):
             raise ValueError(f"hands must be a list of {p} hands (one per seat, e.g. '3C 4D ...'), got {hands!r}")
@@ -124,7 +126,21 @@ class Game:
                 masks[0, seat] = cards_to_mask(parse_cards(hand))
             except ValueError as exc:
                 raise ValueError(f"seat {seat}: {exc}") from None
-        return masks  # masks, not card lists: a 1-card hand cannot be read as one game's hands
+        return self._check_deal(masks)  # masks, not card lists: a 1-card hand cannot be read as one game's hands
+
+    def _check_deal(self, masks: np.ndarray) -> np.ndarray:
+        """``masks`` (1, P) if each seat holds the variant's number of cards and no card twice; the
+        engine's messages otherwise (``Engine.reset`` checks the same)."""
+        cpp, seen = self.variant.cards_per_player, 0
+        for seat, mask in enumerate(int(m) for m in masks[0]):
+            if mask >> NUM_CARDS:
+                raise ValueError("hands as masks may only use bits 0..51 (one per card)")
+            if mask.bit_count() != cpp:
+                raise ValueError(f"seat {seat} has {mask.bit_count()} cards, the variant deals {cpp}")
+            if seen & mask:
+                raise ValueError(f"{' '.join(self._mask_texts(seen & mask))} dealt to more than one seat")
+            seen |= mask
+        return masks
 
     # ------------------------------------------------------------ what is on the table
 

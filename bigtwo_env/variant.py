@@ -427,7 +427,9 @@ class _StrictLoader(yaml.SafeLoader):
             except TypeError:  # an unhashable key: the base loader says so
                 break
             if duplicate:
-                raise _DuplicateKey(f"line {key_node.start_mark.line + 1}: key {key!r} is given twice; give each key once")
+                raise _DuplicateKey(
+                    f"line {key_node.start_mark.line + 1}: key {key!r} is given twice; give each key once"
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -466,7 +468,9 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x}); save it as UTF-8") from None
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x}); save it as UTF-8"
+        ) from None
     return yaml_mapping(text, str(path))
 
 

@@ -206,7 +206,7 @@ def test_text_and_html_show_the_cards() -> None:
     assert "over: seat 2 won; payoffs -1, -1, 0, -2" in str(g)
     with pytest.raises(ValueError, match="names must give 4 labels"):
         bigtwo_env.render.render_text(g, names=["a"])
-    with pytest.raises(ValueError, match="viewer must be a seat 0..3 or None, got 4"):
+    with pytest.raises(ValueError, match=r"viewer must be a seat 0..3, -1 \(no hand\) or None, got 4"):
         bigtwo_env.render.render_html(g, viewer=4)
 
 
