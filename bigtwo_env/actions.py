@@ -23,8 +23,10 @@ id, used by the compiled engine.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +42,37 @@ def hash_slot(mask: np.ndarray | int, bits: int) -> np.ndarray | int:
     """Slot of a card mask in the open-addressing id table (Fibonacci hashing)."""
     with np.errstate(over="ignore"):
         return (np.uint64(mask) * _HASH_MULT) >> np.uint64(64 - bits)
+
+
+def action_id(action: Any, size: int) -> int:
+    """``action`` as an int in ``[0, size)``; ``ValueError`` naming the allowed range otherwise
+    (floats, bools and text are no action ids; NumPy integers are)."""
+    try:
+        if isinstance(action, (bool, np.bool_)):
+            raise TypeError
+        a = operator.index(action)
+    except TypeError:
+        raise ValueError(f"an action is an integer id 0..{size - 1}, got {action!r}") from None
+    if not 0 <= a < size:
+        raise ValueError(f"action id {a} is out of range 0..{size - 1}")
+    return a
+
+
+def parse_play(cards: str | Iterable[str | int] | None) -> list[Card]:
+    """The cards of a play written as text or a list: ``"pass"``, ``""``, ``None`` and ``[]`` are
+    pass (no cards). Text with separators but no card (``","``) raises ``ValueError``, as do the
+    errors of ``parse_cards``."""
+    if cards is None:
+        return []
+    if isinstance(cards, str):
+        text = cards.strip()
+        if text.lower() in ("pass", ""):
+            return []
+        if not text.replace(",", " ").split():
+            raise ValueError(
+                f"{cards!r} names no card; a play is card text such as '3C 3D', a list of cards, or 'pass'"
+            )
+    return parse_cards(cards)
 
 
 def _candidates(variant: Variant) -> Iterable[tuple[int, ...]]:
@@ -94,10 +127,8 @@ class ActionTable:
         return len(self.sizes)
 
     def encode(self, cards: str | Iterable[str | int]) -> int:
-        """Id of a play given as cards or text; ``[]`` or ``"pass"`` is 0."""
-        if isinstance(cards, str) and cards.strip().lower() == "pass":
-            return 0
-        parsed = parse_cards(cards)
+        """Id of a play given as cards or text (see ``parse_play``); ``[]`` or ``"pass"`` is 0."""
+        parsed = parse_play(cards)
         if not parsed:
             return 0
         mask = cards_to_mask(parsed)
@@ -110,14 +141,12 @@ class ActionTable:
         raise ValueError(f"{card_texts(parsed)} is not a play in this variant")
 
     def decode(self, action: int) -> list[Card]:
-        """Cards of an action id (``[]`` for pass)."""
-        if not 0 <= int(action) < self.size:
-            raise ValueError(f"action id {action} out of range: allowed 0..{self.size - 1}")
-        return [Card(c) for c in self.cards[int(action)] if c >= 0]
+        """Cards of an action id (``[]`` for pass); ``ValueError`` unless an integer 0..size-1."""
+        return [Card(c) for c in self.cards[action_id(action, self.size)] if c >= 0]
 
     def kind(self, action: int) -> str:
-        """Kind name of an action id."""
-        return KINDS[int(self.kinds[int(action)])]
+        """Kind name of an action id; ``ValueError`` unless an integer 0..size-1."""
+        return KINDS[int(self.kinds[action_id(action, self.size)])]
 
     def places(self) -> np.ndarray:
         """Each play's strength within its size, float64 (A,): ``strength`` over the strongest of

@@ -6,7 +6,7 @@ override) plays through the same environment.
 
 | | |
 |---|---|
-| Import | ``bigtwo_env.env(variant="taiwan", render_mode=None, illegal_action="raise", illegal_penalty=-1.0, **overrides)`` |
+| Import | ``bigtwo_env.env(variant="taiwan", render_mode=None, illegal_action="raise", illegal_penalty=-1.0, render_view="acting", **overrides)`` |
 | Actions | Discrete |
 | Parallel API | No |
 | Manual control | No (play by hand with ``bigtwo_env.Game``) |
@@ -95,14 +95,26 @@ When a game ends every agent receives its payoff for that game, in the variant's
 RULES.md. Every other step rewards 0. Episodes end by termination only (no truncation).
 
 ``reset(seed=s)`` deals exactly as ``Engine(seed=s)`` and ``Game(seed=s)``; a later ``reset()``
-without a seed deals from a generator seeded by ``s``. ``reset(options={"hands": [...]})`` deals
-the given hands (one per seat) for the first game; other option keys are ignored.
+without a seed deals from a generator seeded by ``s``. Seeds are ints 0..2**64-1
+(``bigtwo_env.seeds``). ``reset(options={"hands": [...]})`` deals the given hands (one per seat)
+for the first game; other option keys are ignored. A refused ``reset`` (a bad seed, options that
+are no dict, bad hands) raises ``ValueError`` and changes nothing, the env's generator included.
+Once every agent is done (``agents`` is empty), ``last()`` and ``step()`` need a ``reset()``:
+``last()`` raises ``ValueError`` saying so.
+
+## Rendering
+
+``render()`` draws the table as text (``render_mode="ansi"`` returns it, ``"human"`` prints it).
+Whoever renders sees it, so ``render_view`` says whose hand it shows: ``"acting"`` (default) the
+agent to act's only, a seat number that seat's only, ``"all"`` every hand; the others read
+``(hidden)``. It can also be set later: ``e.unwrapped.render_view = "all"``.
 
 ## Version history
 
 * v1: observation version 1 (``bigtwo_env.observation``): the game's recent moves, what each
   seat passed on, the unseen cards, match scores and game number, whether the opening is owed,
   its own last-card breach and the game's direction, after version 0's parts (unchanged).
+  ``render`` shows only the acting agent's hand unless ``render_view`` says otherwise.
 * v0: first release (bigtwo 0.1.0).
 """
 
@@ -117,8 +129,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .game import action_id
-from .seat_env import RENDER_MODES, GameBacked, observation_space
+from .actions import action_id
+from .seat_env import RENDER_MODES, GameBacked, hands_option, observation_space
+from .seeds import check_seed
 from .variant import Variant
 
 
@@ -127,10 +140,11 @@ def env(
     render_mode: str | None = None,
     illegal_action: str = "raise",
     illegal_penalty: float = -1.0,
+    render_view: str | int = "acting",
     **overrides: Any,
 ) -> AECEnv:
     """The Big Two AEC environment with PettingZoo's order checks (see the module docstring)."""
-    return OrderEnforcing(raw_env(variant, render_mode, illegal_action, illegal_penalty, **overrides))
+    return OrderEnforcing(raw_env(variant, render_mode, illegal_action, illegal_penalty, render_view, **overrides))
 
 
 def _checked(name: str) -> property:
@@ -183,10 +197,11 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         render_mode: str | None = None,
         illegal_action: str = "raise",
         illegal_penalty: float = -1.0,
+        render_view: str | int = "acting",
         **overrides: Any,
     ) -> None:
         super().__init__()
-        self._attach_game(variant, render_mode, illegal_action, illegal_penalty, overrides)
+        self._attach_game(variant, render_mode, illegal_action, illegal_penalty, overrides, render_view)
         players = self.variant.players
         self.possible_agents = [f"player_{s}" for s in range(players)]
         self.agents = self.possible_agents[:]
@@ -219,13 +234,18 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
     # ------------------------------------------------------------ life cycle
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-            deal_seed: int | None = seed
-        else:
-            deal_seed = None if self._rng is None else int(self._rng.integers(2**63))
-        hands: Sequence | None = (options or {}).get("hands")
-        self.game.reset(deal_seed, hands)
+        seed = check_seed(seed)
+        hands: Sequence | None = hands_option(options)
+        rng = self._rng if seed is None else np.random.default_rng(seed)
+        saved = None if rng is None else rng.bit_generator.state
+        deal_seed = seed if seed is not None or rng is None else int(rng.integers(2**63))
+        try:
+            self.game.reset(deal_seed, hands)
+        except ValueError:
+            if rng is not None and rng is self._rng:
+                rng.bit_generator.state = saved  # a refused reset draws nothing
+            raise
+        self._rng = rng
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -236,6 +256,11 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         self.agent_selection = self.possible_agents[int(self.engine.state.current[0])]
         if self.render_mode == "human":
             self.render()
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self.agents:
+            raise ValueError("the match is over and every agent is done; call reset() to start a new one")
+        return super().last(observe)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat_of.get(agent)

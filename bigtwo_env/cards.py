@@ -18,6 +18,7 @@ Text forms (case-insensitive on input): rank ``3``..``9``, ``10`` or ``T``, ``J 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 
 RANKS: tuple[str, ...] = ("3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2")
@@ -43,7 +44,13 @@ class Card(int):
     __slots__ = ()
 
     def __new__(cls, value: int) -> Card:
-        value = int(value)
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            hint = f" (for text use Card.from_text({value!r}))" if isinstance(value, str) else ""
+            raise ValueError(f"a card id is an integer 0..51, got {value!r}{hint}")
+        try:
+            value = operator.index(value)
+        except TypeError:  # an array of several numbers
+            raise ValueError(f"a card id is an integer 0..51, got {value!r}") from None
         if not 0 <= value < NUM_CARDS:
             raise ValueError(f"card id {value} is out of range: allowed 0..51")
         return super().__new__(cls, value)
@@ -93,30 +100,38 @@ def card_from_text(token: str) -> int:
 def parse_cards(cards: str | Iterable[str | int] | None) -> list[Card]:
     """Read cards from text (``"3C 10S"``, ``"3♣,T♠"``) or a list of texts or ids.
 
-    Raises ``ValueError`` naming the bad token, or the repeated card.
+    Raises ``ValueError`` naming the bad token, or the repeated card; ``ValueError`` too for what
+    is neither text nor a list (a single number, bytes: decode them first).
     """
     if cards is None:
         return []
     if isinstance(cards, str):
         tokens: list[str | int] = [t for t in cards.replace(",", " ").split() if t]
+    elif isinstance(cards, (bytes, bytearray)) or not isinstance(cards, Iterable) or _is_scalar(cards):
+        raise ValueError(f"cards are text such as '3C 10S' or a list of cards or card ids, got {cards!r}")
     else:
         tokens = list(cards)
     out: list[Card] = []
     for token in tokens:
         if isinstance(token, Card):
             out.append(token)
-        elif isinstance(token, (int,)) and not isinstance(token, bool):
-            out.append(Card(token))
-        elif hasattr(token, "__index__") and not isinstance(token, (str, bool)):
-            out.append(Card(int(token)))  # NumPy integers
+        elif isinstance(token, str):
+            out.append(Card.from_text(token))
+        elif hasattr(token, "__index__") and not isinstance(token, bool):
+            out.append(Card(token))  # ints and NumPy integers
         else:
-            out.append(Card.from_text(token))  # type: ignore[arg-type]
+            raise ValueError(f"not a card: {token!r} (expected text such as '3C' or '10♠', or a card id 0..51)")
     seen: set[int] = set()
     for c in out:
         if c in seen:
             raise ValueError(f"card {c} appears twice in {cards!r}")
         seen.add(c)
     return out
+
+
+def _is_scalar(x: object) -> bool:
+    """A 0-d NumPy array (iterable in name only)."""
+    return getattr(x, "ndim", None) == 0
 
 
 def cards_to_mask(cards: Iterable[int]) -> int:

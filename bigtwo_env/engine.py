@@ -42,6 +42,7 @@ from .actions import ActionTable, action_table
 from .cards import card_texts, cards_to_mask, parse_cards
 from .combos import PLAY_SIZES
 from .observation import OBS_VERSION, obs_size, observe_all
+from .seeds import seed_array
 from .variant import Variant, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
@@ -151,19 +152,6 @@ def _nesting(x: object) -> int:
     return 0
 
 
-def _seed_array(seed: int | Sequence[int] | np.ndarray | None, n: int) -> np.ndarray:
-    if seed is None:
-        return np.random.SeedSequence().generate_state(n, dtype=np.uint64)
-    if np.isscalar(seed):
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or int(seed) < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        return (np.uint64(int(seed)) + np.arange(n, dtype=np.uint64)).astype(np.uint64)
-    arr = np.asarray(seed)
-    if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer) or (arr < 0).any():
-        raise ValueError(f"seed must be an int or {n} non-negative ints (one per game), got {seed!r}")
-    return arr.astype(np.uint64)
-
-
 class Engine:
     """N Big Two matches as arrays. See the module docstring.
 
@@ -236,10 +224,10 @@ class Engine:
 
     def reset(self, seed: int | Sequence[int] | None = None, hands: Sequence | np.ndarray | None = None) -> None:
         """Start new matches. ``seed``: an int (game ``g`` gets ``seed + g``), one per game, or
-        ``None`` for fresh entropy. ``hands``: per game, per seat, the cards dealt (text, ids or
+        ``None`` for fresh entropy (checked by ``bigtwo_env.seeds.seed_array``: ints 0..2**64-1). ``hands``: per game, per seat, the cards dealt (text, ids or
         a uint64 mask array of shape (N, P)); later games of a match are dealt from the seed."""
         S = self.state
-        seeds = _seed_array(seed, self.num_games)
+        seeds = seed_array(seed, self.num_games)
         dealt = None if hands is None else self._parse_hands(hands)  # check everything before changing state
         S.seeds[:] = seeds
         S.deal_count[:] = 0
@@ -481,13 +469,16 @@ class Engine:
 
     def step(self, actions: Sequence[int] | np.ndarray) -> StepResult:
         """Play one action per game for its seat to act (-1: that game sits this step out; other
-        negative ids are errors).
+        negative ids, ids from the action table's size up and non-integer arrays are errors).
 
         An illegal action raises ``ValueError`` naming the game, the seat and the play, and
         changes nothing in any game."""
         acts = np.asarray(actions)
         if acts.shape != (self.num_games,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} integer ids, got {actions!r}")
+        if acts.dtype == np.uint64 and (acts >= self.table.size).any():  # as int64 2**64-1 would read as -1
+            g = int(np.flatnonzero(acts >= self.table.size)[0])
+            raise ValueError(self._illegal_message(g, int(acts[g])))
         acts = np.ascontiguousarray(acts, dtype=np.int64)
         bad = self._check(acts, self.state)
         if bad >= 0:

@@ -30,7 +30,6 @@ ValueError: seat 1 cannot play 3H: not in hand: 3H
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from .actions import ActionTable
-from .cards import NUM_CARDS, card_texts, parse_cards
+from .actions import ActionTable, action_id, parse_play
+from .cards import NUM_CARDS, card_texts, cards_to_mask, parse_cards
 from .engine import Engine, StepResult
 from .variant import Variant, load_variant
 
@@ -91,7 +90,7 @@ class Game:
     def reset(self, seed: int | None = None, hands: Sequence[Cards] | np.ndarray | None = None) -> None:
         """Start a new match: dealt from ``seed``, or with ``hands`` for its first game.
         Bad ``hands`` raise ``ValueError`` and change nothing."""
-        batch = None if hands is None else self._hands_batch(hands)
+        batch = None if hands is None else self.check_hands(hands)
         S = self.engine.state
         saved = S.seeds.copy(), S.deal_count.copy()
         try:
@@ -102,23 +101,46 @@ class Game:
         self._plays = []
         self._finished = []
 
-    def _hands_batch(self, hands: Sequence[Cards] | np.ndarray) -> list | np.ndarray:
-        """``hands`` as a batch of one game for ``Engine.reset``, which checks the cards."""
+    def check_hands(self, hands: Sequence[Cards] | np.ndarray) -> np.ndarray:
+        """``hands`` (one per seat: card text, a list of cards, or a (P,) uint64 mask array) as the
+        (1, P) uint64 card masks ``Engine.reset`` takes, after checking them as the engine does
+        (card counts, no card dealt twice); ``ValueError`` naming the seat and the bad card."""
         p = self.players
         if isinstance(hands, np.ndarray):
             if hands.dtype == np.uint64:
-                return hands.reshape(1, -1)
+                if hands.size != p:
+                    raise ValueError(f"hands as masks must be {p} uint64 masks (one per seat), got shape {hands.shape}")
+                return self._check_deal(hands.reshape(1, p))
             hands = hands.tolist()
-        if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
+        if isinstance(hands, (str, bytes, bytearray)) or not isinstance(hands, Sequence):
             raise ValueError(f"hands must be a list of {p} hands (one per seat, e.g. '3C 4D ...'), got {hands!r}")
         if len(hands) != p:
             raise ValueError(f"hands must give {p} seats (one hand each), got {len(hands)}")
+        masks = np.zeros((1, p), np.uint64)
         for seat, hand in enumerate(hands):
-            if not isinstance(hand, (str, Sequence, np.ndarray)):
+            if isinstance(hand, (bytes, bytearray)) or not isinstance(hand, (str, Sequence, np.ndarray)):
                 raise ValueError(
                     f"seat {seat}: a hand is card text such as '3C 4D ...' or a list of cards, got {hand!r}"
                 )
-        return [list(hands)]
+            try:
+                masks[0, seat] = cards_to_mask(parse_cards(hand))
+            except ValueError as exc:
+                raise ValueError(f"seat {seat}: {exc}") from None
+        return self._check_deal(masks)  # masks, not card lists: a 1-card hand cannot be read as one game's hands
+
+    def _check_deal(self, masks: np.ndarray) -> np.ndarray:
+        """``masks`` (1, P) if each seat holds the variant's number of cards and no card twice; the
+        engine's messages otherwise (``Engine.reset`` checks the same)."""
+        cpp, seen = self.variant.cards_per_player, 0
+        for seat, mask in enumerate(int(m) for m in masks[0]):
+            if mask >> NUM_CARDS:
+                raise ValueError("hands as masks may only use bits 0..51 (one per card)")
+            if mask.bit_count() != cpp:
+                raise ValueError(f"seat {seat} has {mask.bit_count()} cards, the variant deals {cpp}")
+            if seen & mask:
+                raise ValueError(f"{' '.join(self._mask_texts(seen & mask))} dealt to more than one seat")
+            seen |= mask
+        return masks
 
     # ------------------------------------------------------------ what is on the table
 
@@ -204,14 +226,16 @@ class Game:
         self.play_action(self.encode(cards))
 
     def encode(self, cards: Cards) -> int:
-        """Action id of a play written as cards; ``ValueError`` if it is not a play of the variant."""
+        """Action id of a play written as cards (``"pass"``, ``""`` and ``[]`` are pass, see
+        ``bigtwo_env.actions.parse_play``); ``ValueError`` if it is no play of the variant, or text
+        without a card such as ``","``."""
         if isinstance(cards, np.ndarray):
             cards = cards.tolist()
-        if cards is None or (isinstance(cards, str) and cards.strip().lower() in ("pass", "")):
-            return 0
-        if not isinstance(cards, (str, Sequence)):
+        if cards is not None and (isinstance(cards, (bytes, bytearray)) or not isinstance(cards, (str, Sequence))):
             raise ValueError(f"a play is card text such as '3C 3D', a list of cards, or 'pass'; got {cards!r}")
-        parsed = parse_cards(cards)
+        parsed = parse_play(cards)
+        if not parsed:
+            return 0
         try:
             return self.action_table.encode(parsed)
         except ValueError:
@@ -338,19 +362,6 @@ class Game:
     def __repr__(self) -> str:
         state = "over" if self.is_over else f"seat {self.current_player} to play"
         return f"Game({self.variant.name!r}, game {self.game_number} of {self.variant.games}, {state})"
-
-
-def action_id(action: Any, size: int) -> int:
-    """``action`` as an int in ``[0, size)``; ``ValueError`` naming the allowed range otherwise."""
-    try:
-        if isinstance(action, (bool, np.bool_)):
-            raise TypeError
-        a = operator.index(action)
-    except TypeError:
-        raise ValueError(f"an action is an integer id 0..{size - 1}, got {action!r}") from None
-    if not 0 <= a < size:
-        raise ValueError(f"action id {a} is out of range 0..{size - 1}")
-    return a
 
 
 def _single(message: str) -> str:

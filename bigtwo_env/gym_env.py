@@ -5,13 +5,13 @@ other seats are played inside ``step`` by opponent policies until it is the lear
 
 | | |
 |---|---|
-| Make | ``gymnasium.make("bigtwo/BigTwo-v1", variant="taiwan", opponents=None, seat=0, **overrides)`` |
+| Make | ``gymnasium.make("bigtwo/BigTwo-v1", variant="taiwan", opponents=None, seat=0, render_view="acting", **overrides)`` |
 | Class | ``bigtwo_env.gym_env.BigTwoEnv`` (registered when ``bigtwo_env`` is imported) |
 | Actions | ``Discrete(A)``, the variant's action ids (see ``bigtwo_env.aec`` and ``bigtwo_env.actions``) |
 | Observations | ``Dict(observation=Box float32 (327 + 74 P,), action_mask=Box{0, 1} int8 (A,))``: observation version 1 |
 | Reward | the learner's payoff when a game ends (scoring units), else 0 |
 | Episode | one match of the variant's ``games`` games; ``terminated`` when it is over, never truncated |
-| Render modes | ``"human"`` (prints the table), ``"ansi"`` (returns it) |
+| Render modes | ``"human"`` (prints the table), ``"ansi"`` (returns it); ``render_view`` says whose hand it shows |
 
 The observation is the learner's, laid out as in ``bigtwo_env.aec`` (relative to the learner's
 seat); the mask marks its legal actions (all 0 once the episode is over).
@@ -38,7 +38,12 @@ the worst payoff of a game (-13 under ``cards`` scoring), or ending a bad hand i
 
 ``info`` holds ``"seat"`` (the learner's) and, on a step where games ended, ``"payoffs"``: every
 seat's payoffs of those games, summed. ``reset(options={"hands": [...]})`` deals the given hands
-(one per seat) for the first game.
+(one per seat) for the first game. Seeds are ints 0..2**64-1 (``bigtwo_env.seeds``); a ``reset``
+refused for its seed, its options or its hands raises ``ValueError`` before anything changes.
+
+``render_view``: whose hand ``render()`` shows, the others reading ``(hidden)``: ``"acting"``
+(default: the seat to act, which is the learner whenever ``step`` returns mid-episode; no hand
+once the episode is over), a seat number (that seat's hand), or ``"all"`` (every hand).
 
 >>> import gymnasium, bigtwo_env
 >>> env = gymnasium.make("bigtwo/BigTwo-v1", variant="taiwan", seat=2)
@@ -53,6 +58,7 @@ Version history:
 
 * v1: observation version 1 (``bigtwo_env.observation``: the recent moves, passes per seat and
   size, unseen cards, match scores and game number, opening owed, its own breach, direction).
+  ``render`` shows only the acting seat's hand unless ``render_view`` says otherwise.
 * v0: first release (bigtwo 0.1.0).
 """
 
@@ -67,8 +73,9 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .game import action_id
-from .seat_env import RENDER_MODES, GameBacked, observation_space
+from .actions import action_id
+from .seat_env import RENDER_MODES, GameBacked, hands_option, observation_space
+from .seeds import check_seed
 from .variant import Variant
 
 ENV_ID = "bigtwo/BigTwo-v1"
@@ -89,9 +96,10 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
         render_mode: str | None = None,
         illegal_action: str = "penalty",
         illegal_penalty: float = -1.0,
+        render_view: str | int = "acting",
         **overrides: Any,
     ) -> None:
-        self._attach_game(variant, render_mode, illegal_action, illegal_penalty, overrides)
+        self._attach_game(variant, render_mode, illegal_action, illegal_penalty, overrides, render_view)
         self.players = self.variant.players
         self.random_seat = seat == "random"
         self.seat = 0 if self.random_seat else self._check_seat(seat)
@@ -148,13 +156,17 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        seed = check_seed(seed)
+        hands = hands_option(options)
+        if hands is not None:
+            self.game.check_hands(hands)  # bad cards are refused before anything changes
         super().reset(seed=seed)
         rng = self.np_random
         if seed is not None:
             for policy, named in zip(self.opponents, self._named, strict=True):
                 if named and isinstance(getattr(policy, "rng", None), np.random.Generator):
                     policy.rng = np.random.default_rng(int(rng.integers(2**63)))
-        hands = (options or {}).get("hands")
+        self._done = True  # until this reset has dealt
         deal_seed = seed
         for _ in range(MAX_REDEALS):
             if deal_seed is None:

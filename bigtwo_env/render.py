@@ -2,7 +2,7 @@
 
 Both show the same things: the variant and game number, the play order (an arrow, the
 direction round the table, and the seats in order from seat 0; it changes from game to game under
-``direction_per_game``), each seat with its card count and hand (all hands, or only ``viewer``'s), the play on the table and who made it, whose turn it
+``direction_per_game``), each seat with its card count and hand (all hands, only ``viewer``'s, or none with ``viewer=-1``), the play on the table and who made it, whose turn it
 is, and once a game is over its winner and payoffs (and the match scores when a match has
 several games). ``names`` relabels the seats (the AEC environment passes ``player_0`` ...).
 
@@ -32,8 +32,8 @@ RED, BLACK = "#c62828", "#212121"
 
 def _labels(game: Game, names: Sequence[str] | None, viewer: int | None) -> list[str]:
     """Seat labels, after checking ``names`` and ``viewer``."""
-    if viewer is not None and viewer not in range(game.players):
-        raise ValueError(f"viewer must be a seat 0..{game.players - 1} or None, got {viewer!r}")
+    if viewer is not None and viewer not in range(-1, game.players):
+        raise ValueError(f"viewer must be a seat 0..{game.players - 1}, -1 (no hand) or None, got {viewer!r}")
     if names is None:
         return [f"seat {s}" for s in range(game.players)]
     if len(names) != game.players:
@@ -83,7 +83,7 @@ def _status(game: Game, labels: list[str]) -> list[str]:
 
 
 def render_text(game: Game, names: Sequence[str] | None = None, viewer: int | None = None) -> str:
-    """The table as text. ``viewer``: show only that seat's hand (``None``: every hand)."""
+    """The table as text. ``viewer``: show only that seat's hand (-1: no hand, ``None``: every hand)."""
     labels = _labels(game, names, viewer)
     width = max(len(x) for x in labels)
     hands, left, turn = game.hands, game.cards_left, game.current_player
@@ -107,7 +107,7 @@ def card_html(text: str) -> str:
 
 
 def render_html(game: Game, names: Sequence[str] | None = None, viewer: int | None = None) -> str:
-    """The table as HTML for notebooks (``Game._repr_html_``)."""
+    """The table as HTML for notebooks (``Game._repr_html_``); ``viewer`` as in ``render_text``."""
     labels = _labels(game, names, viewer)
     hands, left, turn = game.hands, game.cards_left, game.current_player
     rows = []

@@ -10,7 +10,14 @@ engine). ``GameBacked`` holds what they do alike:
   seat is to act (``observation_space`` is the matching ``Dict`` space);
 - ``_play``: play an action id; an illegal one changes nothing and either raises ``ValueError``
   or returns the reason for the adapter's penalty;
-- ``_render``: the table as text (``bigtwo_env.render``).
+- ``_render``: the table as text (``bigtwo_env.render``), showing the hands ``render_view`` allows;
+- ``hands_option``: the ``hands`` of ``reset``'s ``options`` (checked to be a mapping).
+
+``render_view`` says whose hand a render shows, since whoever renders sees the text: ``"acting"``
+(the default) shows only the hand of the seat to act (no hand once the match is over), a seat
+number ``0 .. P-1`` only that seat's, and ``"all"`` every hand (for debugging or a spectator who
+may see everything). Other seats show ``(hidden)``; card counts, the table and the history are
+public and always shown.
 
 What only one adapter does (PettingZoo's bookkeeping of who acts and who is rewarded, the
 Gymnasium env's opponents) stays in ``bigtwo_env.aec`` and ``bigtwo_env.gym_env``.
@@ -19,7 +26,7 @@ Gymnasium env's opponents) stays in ``bigtwo_env.aec`` and ``bigtwo_env.gym_env`
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +40,7 @@ from .render import render_text
 from .variant import Variant
 
 RENDER_MODES = ("human", "ansi")
+RENDER_VIEWS = ("acting", "all")  # or a seat number
 ILLEGAL_ACTIONS = ("raise", "penalty")
 
 
@@ -45,6 +53,25 @@ def check_illegal_options(illegal_action: str, illegal_penalty: float) -> float:
     if not math.isfinite(illegal_penalty):
         raise ValueError(f"illegal_penalty must be finite, got {illegal_penalty!r}")
     return float(illegal_penalty)
+
+
+def check_render_view(view: str | int, players: int) -> str | int:
+    """``view`` if it is ``"acting"``, ``"all"`` or a seat ``0 .. players-1`` (as an int); else ``ValueError``."""
+    if isinstance(view, str) and view in RENDER_VIEWS:
+        return view
+    if isinstance(view, (int, np.integer)) and not isinstance(view, (bool, np.bool_)) and 0 <= view < players:
+        return int(view)
+    raise ValueError(f"render_view must be 'acting', 'all' or a seat 0..{players - 1}; got {view!r}")
+
+
+def hands_option(options: Any) -> Any:
+    """The ``hands`` entry of ``reset``'s ``options`` (``None`` without one; other keys are ignored);
+    ``ValueError`` unless ``options`` is ``None`` or a mapping."""
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise ValueError(f"options must be None or a dict such as {{'hands': [...]}}, got {options!r}")
+    return options.get("hands")
 
 
 def check_render_mode(render_mode: str | None) -> None:
@@ -64,6 +91,7 @@ class GameBacked:
         illegal_action: str,
         illegal_penalty: float,
         overrides: dict[str, Any],
+        render_view: str | int = "acting",
     ) -> None:
         check_render_mode(render_mode)
         self.illegal_penalty = check_illegal_options(illegal_action, illegal_penalty)
@@ -75,6 +103,25 @@ class GameBacked:
         self.action_table = self.game.action_table
         self._num_actions, self._obs_size = self.action_table.size, self.engine.obs_size
         self._seat_buf = np.zeros(1, np.int64)
+        self.render_view = render_view
+
+    @property
+    def render_view(self) -> str | int:
+        """Whose hand ``render`` shows: ``"acting"``, a seat number or ``"all"`` (see the module docstring)."""
+        return self._render_view
+
+    @render_view.setter
+    def render_view(self, view: str | int) -> None:
+        self._render_view = check_render_view(view, self.game.players)
+
+    def _viewer(self) -> int | None:
+        """The seat whose hand a render shows (-1: none, ``None``: every seat)."""
+        if self._render_view == "all":
+            return None
+        if self._render_view == "acting":
+            seat = self.game.current_player
+            return -1 if seat is None else seat
+        return int(self._render_view)
 
     def _play(self, a: int) -> str | None:
         """Play action id ``a``. An illegal action changes nothing: under ``illegal_action: raise``
@@ -106,7 +153,7 @@ class GameBacked:
         if self.render_mode is None:
             gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='human' or 'ansi'")
             return None
-        text = render_text(self.game, names=names)
+        text = render_text(self.game, names=names, viewer=self._viewer())
         if self.render_mode == "ansi":
             return text
         print(text)

@@ -18,13 +18,13 @@ given take the defaults below (4 players, 13 cards, settings off).
 | two_ends_trick | bool | false |
 | last_card_rule | ``off``, ``enforce``, ``liability`` | off |
 | scoring | ``cards``, ``tiered``, ``pairwise``, ``win_loss``, ``collect`` | cards |
-| tiers | ``collect`` only: ``[[from_cards, multiplier], ...]``, from_cards rising | [] (none) |
-| unit | number > 0 | 1 |
-| buy_in | number >= 0 (0 = no table stakes) | 0 |
-| rake | number >= 0 | 0 |
-| penalty_multiplier_for_twos | integer >= 1 | 1 |
-| games | integer >= 1 (games per match) | 1 |
-| target_score | number >= 0 (0 = off) | 0 |
+| tiers | ``collect`` only: ``[[from_cards, multiplier], ...]``, from_cards 1 .. 1000 rising, multipliers 0 < m <= 1000 | [] (none) |
+| unit | number, 0 < unit <= 1e6 | 1 |
+| buy_in | number 0 .. 1e12 (0 = no table stakes) | 0 |
+| rake | number 0 .. 1e12 | 0 |
+| penalty_multiplier_for_twos | integer 1 .. 100 | 1 |
+| games | integer 1 .. 1,000,000 (games per match) | 1 |
+| target_score | number 0 .. 1e15 (0 = off) | 0 |
 | direction | ``clockwise``, ``counterclockwise`` (labelling only) | counterclockwise |
 | direction_per_game | ``fixed``, ``alternate``, ``random`` (play order of each game of a match) | fixed |
 
@@ -39,6 +39,13 @@ hand, even in one suit").
 ``tiers`` multiply a ``collect`` loser's payment by its bracket: ``[[10, 2], [13, 3]]`` pays n
 (cards left, 2s counted with ``penalty_multiplier_for_twos``) for 1..9, 2n from 10 and 3n from 13
 cards, as ``tiered`` does. ``[]``: every loser pays n.
+
+Every number is finite and bounded so that every payoff stays finite and every counter in
+range: a game's payoff is at most 3 losers x 422 counted cards (26 cards, 2s x 100) x tier 1000 x
+unit 1e6, plus a rake of 1e12, about 2.3e12, and a match of 1,000,000 games sums to about 2.3e18,
+well inside float32 and float64 (no inf, no NaN); games played fit the engine's int32 counter.
+Integers must be integers (``2.0`` is no ``games``); ``.inf``, ``.nan`` and numbers past the
+bounds raise ``ValueError`` naming the field.
 
 ``direction_per_game``: ``fixed`` plays every game of a match in seat order (seat + 1 next);
 ``alternate`` reverses the order in the match's 2nd, 4th, ... game; ``random`` draws each game's
@@ -55,6 +62,8 @@ the last-card duty and the settlement order (see ``Engine``).
 from __future__ import annotations
 
 import dataclasses
+import math
+import reprlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -211,8 +220,45 @@ def _window_text(window: Window) -> str:
     return text if top == ranks[-1] else f"{text} (top {RANKS[top]})"
 
 
+# Bounds of the numeric fields (inclusive; ``unit`` and tier multipliers must also be > 0): they keep
+# every payoff and match score finite and every counter in range (see the module docstring).
+BOUNDS: dict[str, tuple[float, float]] = {
+    "unit": (0, 1e6),
+    "buy_in": (0, 1e12),
+    "rake": (0, 1e12),
+    "target_score": (0, 1e15),
+    "penalty_multiplier_for_twos": (1, 100),
+    "games": (1, 1_000_000),
+    "tier_cards": (1, 1000),
+    "tier_multiplier": (0, 1000),
+}
+
+
+def _is_int(value: Any) -> bool:
+    """An integer, not a bool (YAML reads ``true`` as one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    """A finite int or float, not a bool (ints of any size compare without converting)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or math.isfinite(value)
+
+
+_SHORT = reprlib.Repr()  # values in messages: a 400-digit number or a long text shortened
+_SHORT.maxlist = _SHORT.maxtuple = 12
+_SHORT.maxstring = _SHORT.maxother = 80
+_SHORT.maxlong = 40
+
+
+def _bound(x: float) -> str:
+    """A bound as the docstring table writes it: ``1000``, ``1e6``, ``1e12``."""
+    return f"{x:.0e}".replace("e+0", "e").replace("e+", "e") if x >= 1e6 else f"{x:g}"
+
+
 def _fail(source: str, name: str, value: Any, allowed: str) -> ValueError:
-    return ValueError(f"{source}: field {name!r} has bad value {value!r}; allowed: {allowed}")
+    return ValueError(f"{source}: field {name!r} has bad value {_SHORT.repr(value)}; allowed: {allowed}")
 
 
 def _parse_window(source: str, item: Any) -> Window:
@@ -243,9 +289,10 @@ def _parse_window(source: str, item: Any) -> Window:
 
 def _parse_tiers(source: str, value: Any) -> tuple[tuple[int, float], ...]:
     """``tiers`` as ``((from_cards, multiplier), ...)``, from_cards strictly rising."""
+    top_cards, top_mult = BOUNDS["tier_cards"][1], BOUNDS["tier_multiplier"][1]
     allowed = (
-        "a list of [from_cards, multiplier] pairs with from_cards integers >= 1 strictly rising and "
-        "multipliers numbers > 0, e.g. [[10, 2], [13, 3]]; [] for none"
+        f"a list of [from_cards, multiplier] pairs with from_cards integers >= 1 (up to {_bound(top_cards)}) strictly "
+        f"rising and multipliers numbers > 0 (up to {_bound(top_mult)}), e.g. [[10, 2], [13, 3]]; [] for none"
     )
     if not isinstance(value, (list, tuple)):
         raise _fail(source, "tiers", value, allowed)
@@ -253,8 +300,8 @@ def _parse_tiers(source: str, value: Any) -> tuple[tuple[int, float], ...]:
     for item in value:
         ok = isinstance(item, (list, tuple)) and len(item) == 2
         cards, multiplier = item if ok else (None, None)
-        ok = ok and isinstance(cards, int) and not isinstance(cards, bool) and cards >= 1
-        ok = ok and isinstance(multiplier, (int, float)) and not isinstance(multiplier, bool) and multiplier > 0
+        ok = ok and _is_int(cards) and 1 <= cards <= top_cards
+        ok = ok and _is_number(multiplier) and 0 < multiplier <= top_mult
         if not ok or (out and cards <= out[-1][0]):
             raise _fail(source, "tiers", value, allowed)
         out.append((cards, float(multiplier)))
@@ -292,8 +339,8 @@ def _check_field(source: str, name: str, value: Any) -> Any:
             raise _fail(source, name, value, allowed)
 
     is_bool = isinstance(value, bool)
-    is_int = isinstance(value, int) and not is_bool
-    is_num = (isinstance(value, (int, float))) and not is_bool
+    is_int = _is_int(value)
+    is_num = _is_number(value)
     if name in ("name", "description"):
         need(isinstance(value, str), "text")
         return value
@@ -337,17 +384,17 @@ def _check_field(source: str, name: str, value: Any) -> Any:
         return windows, None
     if name == "tiers":
         return _parse_tiers(source, value)
-    if name in ("unit",):
-        need(is_num and value > 0, "a number > 0")
+    if name in ("unit", "buy_in", "rake", "target_score"):
+        low, high = BOUNDS[name]
+        if name == "unit":
+            need(is_num and low < value <= high, f"a finite number > 0 and <= {_bound(high)}")
+        else:
+            need(is_num and low <= value <= high, f"a finite number >= 0 (0 = off) and <= {_bound(high)}")
         return float(value)
-    if name in ("buy_in", "rake", "target_score"):
-        need(is_num and value >= 0, "a number >= 0 (0 = off)")
-        return float(value)
-    if name == "penalty_multiplier_for_twos":
-        need(is_int and value >= 1, "an integer >= 1 (1 = off)")
-        return value
-    if name == "games":
-        need(is_int and value >= 1, "an integer >= 1")
+    if name in ("penalty_multiplier_for_twos", "games"):
+        low, high = BOUNDS[name]
+        off = " (1 = off)" if name == "penalty_multiplier_for_twos" else ""
+        need(is_int and low <= value <= high, f"an integer >= 1{off} and <= {int(high):,}")
         return value
     raise AssertionError(name)  # pragma: no cover - every known field is handled above
 
@@ -362,17 +409,69 @@ def variant_names() -> list[str]:
     return sorted(p.stem for p in variant_dir().glob("*.yaml"))
 
 
-def read_yaml_mapping(path: Path) -> dict[str, Any]:
-    """A YAML file's top-level mapping; ``ValueError`` naming the file if it is not valid YAML or not a mapping."""
+class _DuplicateKey(yaml.YAMLError):
+    """A mapping with a key written twice."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader that refuses a key written twice in one mapping (plain YAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key: the base loader says so
+                break
+            if duplicate:
+                raise _DuplicateKey(
+                    f"line {key_node.start_mark.line + 1}: key {key!r} is given twice; give each key once"
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def yaml_mapping(text: str, source: str) -> dict[str, Any]:
+    """YAML text's top-level mapping of field names to values (empty text: ``{}``).
+
+    ``ValueError`` naming ``source`` if the text is not valid YAML (a key given twice included), is
+    not a mapping, or has a key that is not text."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _DuplicateKey as exc:
+        raise ValueError(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+        raise ValueError(f"{source}: not valid YAML: {exc}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping of field: value, got {type(data).__name__}")
+        raise ValueError(f"{source}: expected a mapping of field: value, got {type(data).__name__}")
+    for key in data:
+        if not isinstance(key, str):
+            raise ValueError(f"{source}: field names are text, got the key {key!r} ({type(key).__name__})")
     return data
+
+
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """A YAML file's top-level mapping (see ``yaml_mapping``); ``ValueError`` naming the file if it
+    cannot be read, is a folder, is not UTF-8 text, is not valid YAML or not a mapping of names."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a YAML file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x}); save it as UTF-8"
+        ) from None
+    return yaml_mapping(text, str(path))
 
 
 def _load_file(path: Path) -> Variant:
@@ -394,6 +493,8 @@ def load_variant(name_or_path: str | Path | Variant = DEFAULT_VARIANT, **overrid
         if text in variant_names():
             base = _load_file(variant_dir() / f"{text}.yaml")
         elif candidate.suffix in (".yaml", ".yml") or candidate.exists():
+            if candidate.is_dir():
+                raise ValueError(f"variant {text!r} is a folder; give a variant name or a YAML file")
             if not candidate.is_file():
                 raise ValueError(f"variant file {text!r} does not exist")
             base = _load_file(candidate)

@@ -7,6 +7,14 @@ payoffs). A finished match restarts in the same step (Gymnasium's ``SAME_STEP`` 
 the returned observation is already the new match's first one; ``terminations`` marks where a
 match ended.
 
+``copy`` (default ``True``, as in Gymnasium's vector envs): every array returned by ``reset`` and
+``step`` (observations, rewards, terminations, truncations and the arrays in ``info``) is a fresh
+copy the caller may keep. ``copy=False`` returns the engine's own buffers instead, which the next
+step overwrites: faster for a loop that reads each step's arrays before the next (copy what you
+keep). Measured with ``bigtwo bench``'s vector loop (taiwan, random legal play, two runs on two
+shared cores): copying costs 7-11% of the steps per second at 1 and 64 games, 8-18% at 1,024
+and 4,096.
+
 >>> venv = VectorEnv("taiwan", num_envs=8, seed=0)
 >>> obs, info = venv.reset(seed=0)
 >>> obs.shape, info["seat"].shape, venv.obs_version
@@ -35,7 +43,12 @@ class VectorEnv:
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(
-        self, variant: Variant | str = "taiwan", num_envs: int = 64, seed: int | None = None, **overrides: Any
+        self,
+        variant: Variant | str = "taiwan",
+        num_envs: int = 64,
+        seed: int | None = None,
+        copy: bool = True,
+        **overrides: Any,
     ):
         from .variant import load_variant
 
@@ -48,30 +61,34 @@ class VectorEnv:
         self.num_players = v.players
         self.num_actions = self.engine.table.size
         self.obs_size = self.engine.obs_size
+        if not isinstance(copy, (bool, np.bool_)):
+            raise ValueError(f"copy must be True or False, got {copy!r}")
+        self.copy = bool(copy)
         self.obs_version = self.engine.obs_version  # bigtwo_env.observation.OBS_VERSION
         self._truncations = np.zeros(num_envs, dtype=bool)
 
     def _info(self) -> dict[str, np.ndarray]:
         ids, counts = self.engine.legal_actions()
         S = self.engine.state
-        return {
-            "seat": S.current.astype(np.int64),
-            "legal_ids": ids,
-            "legal_counts": counts,
-            "game_over": S.game_over,
-            "winner": S.winner,
-        }
+        info = {"legal_ids": ids, "legal_counts": counts, "game_over": S.game_over, "winner": S.winner}
+        if self.copy:
+            info = {key: value.copy() for key, value in info.items()}
+        return {"seat": S.current.astype(np.int64), **info}
 
     def reset(self, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Start new matches; returns ``(obs, info)`` for each game's seat to act."""
         self.engine.reset(seed)
-        return self.engine.observe(), self._info()
+        return self._own(self.engine.observe()), self._info()
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """``(obs, rewards (N, P), terminations, truncations, info)``; see the module docstring."""
         result = self.engine.step(actions)
-        obs = self.engine.observe()
-        return obs, result.payoffs, result.match_over, self._truncations, self._info()
+        obs, own = self.engine.observe(), self._own
+        return own(obs), own(result.payoffs), own(result.match_over), own(self._truncations), self._info()
+
+    def _own(self, array: np.ndarray) -> np.ndarray:
+        """``array`` as the caller's: a copy, unless ``copy=False``."""
+        return array.copy() if self.copy else array
 
     def action_masks(self) -> np.ndarray:
         """Dense int8 legal-action masks ``(N, num_actions)`` (costly at large N: prefer the id lists)."""

@@ -127,7 +127,8 @@ class SelfPlay:
         self.run = Run(cfg, self.variant)  # run folder, TensorBoard, seeds, threads, determinism
         self.device = self.run.device
         self.scale = cfg.resolved_reward_scale(self.variant)
-        self.venv = VectorEnv(self.variant, num_envs=cfg.num_envs, seed=cfg.seed)
+        # copy=False: each step's arrays are read (or copied into the store) before the next step
+        self.venv = VectorEnv(self.variant, num_envs=cfg.num_envs, seed=cfg.seed, copy=False)
         players = self.variant.players
         self.net = ActionScorer(
             self.venv.obs_size,
