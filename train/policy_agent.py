@@ -36,6 +36,9 @@ from .networks import ActionScorer, build_network
 
 MODES = ("greedy", "sample")
 NOT_RULES = ("name", "description", "direction", "straights_preset")  # naming, and seat labels when shown
+# How a finished game is paid: an agent plays the same plays under any of these (it was tuned to
+# the scoring it trained on, which its provenance records), so they never make rules differ.
+PAYOFF_FIELDS = ("scoring", "unit", "tiers", "buy_in", "rake", "penalty_multiplier_for_twos", "games", "target_score")
 
 
 class PolicyAgent(Agent):
@@ -123,12 +126,15 @@ def checkpoint_variant(payload: dict) -> Variant:
 
 def rule_differences(trained: Variant, play: Variant) -> list[str]:
     """``"field: trained value (trained) vs value (here)"`` for each rule field in which ``play``
-    differs from ``trained`` (everything but ``NOT_RULES``); empty when the rules are the same.
+    differs from ``trained`` (everything but ``NOT_RULES`` and ``PAYOFF_FIELDS``); empty when the
+    plays and their order are the same.
 
     >>> rule_differences(load_variant("taiwan"), load_variant("taiwan", players=3))
     ['players: 4 (trained) vs 3 (here)']
+    >>> rule_differences(load_variant("hong-kong", scoring="collect"), load_variant("hong-kong"))
+    []
     """
-    names = [f.name for f in dataclasses.fields(trained) if f.name not in NOT_RULES]
+    names = [f.name for f in dataclasses.fields(trained) if f.name not in NOT_RULES + PAYOFF_FIELDS]
     a, b = trained.to_dict(), play.to_dict()
     return [
         f"{n}: {a.get(n)!r} (trained) vs {b.get(n)!r} (here)" for n in names if getattr(trained, n) != getattr(play, n)
