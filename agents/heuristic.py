@@ -850,4 +850,4 @@ class HeuristicAgent(Agent):
     def scores(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
         """Preference of every legal play (B, L) (higher is better, ``NEG`` beyond the counts);
         every legal play is scored, leads included. Search prunes its candidates with it."""
-        return self._run(obs, legal_ids, legal_counts, True)[1]
+        return self._run(*self.check_inputs(obs, legal_ids, legal_counts), True)[1]
