@@ -127,3 +127,22 @@ except ValueError as exc:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "refused: legal_counts must be 0.." in run.stdout
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("search:simulations=true", "simulations must be a positive integer.*got True"),
+        ("search:simulations=0", "simulations must be a positive integer"),
+        ("search:simulations=1.5", "simulations must be a positive integer"),
+        ("search:top_k=true", "top_k must be a positive integer.*got True"),
+        ("search:seconds=true", "seconds must be a positive finite number.*got True"),
+        ("search:seconds=.inf", "seconds must be a positive finite number"),
+        ("search:seconds=.nan", "seconds must be a positive finite number"),
+        ("heuristic:weights=abc", "weights must be 23 numbers, got 'abc'"),
+        ("heuristic:weights=.nan", "weights must be 23 finite numbers"),
+    ],
+)
+def test_agent_options_are_validated(spec, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec, TAIWAN)
