@@ -18,6 +18,16 @@ processes (``multiprocessing`` 'spawn'), agents built there from their names or 
 ``make_agent``; ``Agent`` objects are accepted only with ``workers=1``. Agent seeds derive from
 (seed, chunk, entry), deal seeds from (seed, deal): the result depends on ``seed`` and
 ``chunk_deals``, never on ``workers``; more deals extend a run (its first deals play as before).
+The progress bar moves while a chunk plays (each chunk reports whole deals' worth of play as its
+matches advance; workers through a queue), with the time left; reporting changes nothing played.
+SIGTERM and Ctrl-C end a run with its worker processes (``KeyboardInterrupt``; the command exits
+with status 130), and a worker whose parent died exits by itself.
+
+**Many agents.** Results are kept per deal and table position (``payoff_at``, ``games_at``,
+``wins_at``, ``(deals, P)``, with ``tables``), and ratings use only the pairs that met
+(``agents.rating.rate_tables``), so memory follows the games played: thousands of agents with
+a few deals cost little. ``payoff``, ``games_per_deal`` and ``wins`` are the ``(deals, K)`` views,
+built on demand.
 
 **Statistics, per agent.**
 
