@@ -12,18 +12,103 @@ action ids of the seats to act, never the engine's hidden state, so it cannot pe
 >>> actions = agent.act(eng.observe(), ids, counts)
 >>> bool(all(a in ids[g, :counts[g]] for g, a in enumerate(actions)))
 True
+
+**Checked inputs.** Every agent's ``act`` (each subclass's, trained agents' included) is wrapped
+by the base class so that its inputs pass ``check_act_inputs`` first: ``obs`` real numbers in
+[0, 1] of shape ``(B, obs_size(players))``, ``legal_ids`` integers of shape ``(B, L)``,
+``legal_counts`` integers of shape ``(B,)`` in ``0..L``, and every counted id an action of the
+variant (``0..size - 1``). Anything else is a ``ValueError`` naming the input and what is
+allowed, never a crash inside a compiled kernel. The check costs a few vectorised passes over
+the arrays (no copies of NumPy inputs).
+
+>>> agent.act(eng.observe()[:, :10], ids, counts)
+Traceback (most recent call last):
+...
+ValueError: obs must have shape (B, 402) for 4 players, B = 3 rows as in legal_counts; got shape (3, 10)
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
 
 from bigtwo_env.actions import action_table
+from bigtwo_env.observation import obs_size
 from bigtwo_env.variant import Variant
+
+Act = Callable[..., np.ndarray]
+
+
+def _real(a: np.ndarray) -> bool:
+    return a.dtype == np.bool_ or np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
+
+
+def check_act_inputs(
+    obs: object, legal_ids: object, legal_counts: object, players: int, actions: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(obs, legal_ids, legal_counts)`` as arrays if they are what ``Agent.act`` takes for
+    ``players`` seats and ``actions`` action ids (see the module docstring), else ``ValueError``
+    naming the input and what is allowed."""
+    obs_a, ids, counts = np.asarray(obs), np.asarray(legal_ids), np.asarray(legal_counts)
+    if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError(
+            f"legal_counts must be integers of shape (B,), one count per row; got {counts.dtype} of shape {counts.shape}"
+        )
+    b = counts.shape[0]
+    size = obs_size(players)
+    if obs_a.shape != (b, size):
+        raise ValueError(
+            f"obs must have shape (B, {size}) for {players} players, B = {b} rows as in legal_counts; "
+            f"got shape {obs_a.shape}"
+        )
+    if not _real(obs_a):
+        raise ValueError(f"obs must be real numbers (float32 from the engine), got dtype {obs_a.dtype}")
+    if ids.ndim != 2 or ids.shape[0] != b or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(
+            f"legal_ids must be integers of shape (B, L), B = {b} rows as in legal_counts; "
+            f"got {ids.dtype} of shape {ids.shape}"
+        )
+    if b == 0:
+        return obs_a, ids, counts
+    if not (obs_a.min() >= 0 and obs_a.max() <= 1):  # NaN fails both
+        bad = np.flatnonzero(~((obs_a >= 0) & (obs_a <= 1)).all(axis=1))[0]
+        raise ValueError(
+            f"obs must hold numbers in [0, 1] (an observation from the engine); row {bad} holds "
+            f"{obs_a[bad][~((obs_a[bad] >= 0) & (obs_a[bad] <= 1))][0].item()!r}"
+        )
+    width = ids.shape[1]
+    if counts.min() < 0 or counts.max() > width:
+        bad = np.flatnonzero((counts < 0) | (counts > width))[0]
+        raise ValueError(
+            f"legal_counts must be 0..{width} (the width of legal_ids); row {bad} has {counts[bad].item()}"
+        )
+    if width and (ids.min() < 0 or ids.max() >= actions):  # padding may hold anything: look closer
+        counted = np.arange(width)[None, :] < counts[:, None]
+        bad_rows, bad_cols = np.nonzero(counted & ((ids < 0) | (ids >= actions)))
+        if bad_rows.size:
+            r, c = int(bad_rows[0]), int(bad_cols[0])
+            raise ValueError(
+                f"legal_ids must be action ids 0..{actions - 1} up to each row's count; "
+                f"row {r} holds {ids[r, c].item()} at {c}"
+            )
+    return obs_a, ids, counts
+
+
+def _checked(act: Act) -> Act:
+    """``act`` with its inputs passed through ``check_act_inputs`` first."""
+
+    @functools.wraps(act)
+    def checked_act(self: Agent, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
+        return act(self, *self.check_inputs(obs, legal_ids, legal_counts))
+
+    checked_act.checks_inputs = True  # type: ignore[attr-defined]
+    return checked_act
 
 
 class Agent:
-    """Base class: subclasses implement ``act``."""
+    """Base class: subclasses implement ``act``; the base class checks its inputs first."""
 
     name = "agent"
 
@@ -31,6 +116,18 @@ class Agent:
         self.variant = variant
         self.table = action_table(variant)
         self.rng = np.random.default_rng(seed)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        act = cls.__dict__.get("act")
+        if act is not None and not getattr(act, "checks_inputs", False):
+            cls.act = _checked(act)  # type: ignore[method-assign]
+
+    def check_inputs(
+        self, obs: object, legal_ids: object, legal_counts: object
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``check_act_inputs`` for this agent's variant: the inputs as arrays, or ``ValueError``."""
+        return check_act_inputs(obs, legal_ids, legal_counts, self.variant.players, self.table.size)
 
     def act(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
         """One action id per row: ``obs`` (B, D) float32, ``legal_ids`` (B, L) sorted ids valid up

@@ -1,14 +1,57 @@
 """The ``bigtwo tournament``, ``bigtwo ladder`` and ``bigtwo play`` subcommands (see
-``agents.tournament``, ``agents.ladder`` and ``agents.play``). Heavy imports happen inside the handlers."""
+``agents.tournament``, ``agents.ladder`` and ``agents.play``). Heavy imports happen inside the handlers.
+
+A first run compiles the Numba kernels (about a minute) before anything else shows: each command
+then says so in one line on stderr (``say_if_compiling``), only when Numba's cache folder
+(``bigtwo_env.jit.CACHE_DIR``) lacks compiled code of the engine's and the agents' kernels."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 from bigtwo_env.settings import parse_settings
+
+# The compiled kernels every command runs (the engine's, the observation's), and the agents' own.
+ENGINE_KERNELS = ("bigtwo_env/kernels.py", "bigtwo_env/observation.py")
+AGENT_KERNELS = {"heuristic": "agents/heuristic.py", "search": "agents/heuristic.py"}
+COMPILING = "bigtwo: compiling the game's kernels (first run after an install or an update, about a minute)..."
+
+
+def kernels_cached(cache_dir: Path | None, modules: Sequence[str] = ENGINE_KERNELS, root: Path | None = None) -> bool:
+    """Whether Numba's cache folder ``cache_dir`` (``bigtwo_env.jit.CACHE_DIR``) holds compiled
+    code of every module in ``modules`` (paths under ``root``, the folder holding the packages);
+    ``True`` when there is no cache folder to look in (nothing to say)."""
+    if cache_dir is None:
+        return True
+    from numba.core.caching import UserProvidedCacheLocator
+
+    base = Path(__file__).resolve().parent.parent if root is None else root
+    for rel in modules:
+        source = base / rel
+        folder = Path(cache_dir) / UserProvidedCacheLocator.get_suitable_cache_subpath(str(source))
+        if not any(folder.glob(f"{source.stem}.*.nbi")):
+            return False
+    return True
+
+
+def say_if_compiling(agents: Sequence[str] = (), stream: TextIO | None = None) -> bool:
+    """Print ``COMPILING`` on ``stream`` (stderr) when the kernels a command with these agent
+    names will run are not compiled yet, so a first run does not sit silent for a minute;
+    returns whether it did."""
+    from bigtwo_env.jit import CACHE_DIR
+
+    names = {str(a).partition(":")[0].strip().lower() for a in agents}
+    modules = [*ENGINE_KERNELS, *sorted({AGENT_KERNELS[n] for n in names if n in AGENT_KERNELS})]
+    if kernels_cached(CACHE_DIR, modules):
+        return False
+    out = sys.stderr if stream is None else stream
+    print(COMPILING, file=out, flush=True)
+    return True
 
 
 def variant_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -24,9 +67,11 @@ def _tournament(args: argparse.Namespace) -> int:
     from .tournament import run_tournament
 
     overrides = variant_overrides(args)
+    agents = parse_agent_list(args.agents)
+    say_if_compiling(agents)
     result = run_tournament(
         args.variant,
-        parse_agent_list(args.agents),
+        agents,
         deals=args.deals,
         seed=args.seed,
         workers=args.workers,
@@ -55,6 +100,7 @@ def _ladder(args: argparse.Namespace) -> int:
     if args.list:
         print(describe_shipped())
         return 0
+    say_if_compiling(["heuristic"])
     ladder = run_ladder(
         args.variant,
         deals=args.deals,
@@ -76,8 +122,10 @@ def _ladder(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace) -> int:
     from .play import TerminalGame
+    from .registry import parse_agent_list
 
     overrides = variant_overrides(args)
+    say_if_compiling(parse_agent_list(args.opponents) if args.opponents else ())
     game = TerminalGame(
         args.variant,
         opponents=args.opponents,

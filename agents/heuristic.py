@@ -150,9 +150,12 @@ class Context:
         self.higher = higher_cards(variant.suit_rank)
         # physical suits from weakest to strongest
         self.suit_order = np.argsort(np.asarray(variant.suit_rank)).astype(np.int64)
-        self.weights = np.array(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
-        if self.weights.shape != (NUM_WEIGHTS,):
-            raise ValueError(f"weights must have {NUM_WEIGHTS} entries, got {self.weights.shape}")
+        try:
+            self.weights = np.array(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"weights must be {NUM_WEIGHTS} numbers, got {weights!r}") from None
+        if self.weights.shape != (NUM_WEIGHTS,) or not np.isfinite(self.weights).all():
+            raise ValueError(f"weights must be {NUM_WEIGHTS} finite numbers, got {weights!r}")
         self.two_ends = bool(variant.two_ends_trick)
         self.players = variant.players
         self.cpp = variant.cards_per_player
@@ -850,4 +853,4 @@ class HeuristicAgent(Agent):
     def scores(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
         """Preference of every legal play (B, L) (higher is better, ``NEG`` beyond the counts);
         every legal play is scored, leads included. Search prunes its candidates with it."""
-        return self._run(obs, legal_ids, legal_counts, True)[1]
+        return self._run(*self.check_inputs(obs, legal_ids, legal_counts), True)[1]

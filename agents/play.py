@@ -4,17 +4,20 @@ Without ``--opponents`` every other seat is ``strong``, the trained agent shippe
 (``agents.pretrained``), where one is shipped and loads for these rules; ``heuristic`` otherwise.
 The start-up text says which, and why not ``strong`` (``default_opponent``).
 
-Every turn of yours shows your hand sorted low to high and numbered, what the others played
-this trick, the play to beat and how many cards each seat holds. Type
+Every turn of yours shows your hand sorted low to high and numbered (``1:3C 2:5D ...``), what
+the others played this trick, the play to beat and how many cards each seat holds. Type
 
-- the cards: ``3C 3D`` (``10S`` or ``TS``; suit symbols work too), or
-- a number: that play from the numbered legal list (``l`` or ``list`` shows it),
-- ``pass``, ``hint`` (what the heuristic agent would play), ``hand`` (show the table again),
-  ``help``, or ``quit`` (Ctrl-D works too).
+- the cards: ``3C 3D`` (``10S`` or ``TS``; suit symbols work too), or their numbers in your
+  hand: ``1 2`` (a plain number is always a card of your hand; the two forms mix: ``1 5D``),
+- ``#N``: play number N of the legal list (``l`` or ``list`` shows it, numbered ``#1``, ``#2``, ...),
+- ``pass``, ``hint`` (what the heuristic agent would play, and what to type for it), ``hand``
+  (show the table again), ``help``, or ``quit`` (Ctrl-D works too).
 
-Bad input gets a message and a new prompt; nothing you type ends the game except ``quit``/EOF.
-Opponents' moves are printed as they happen; each game's result, and the match's final scores,
-are shown at the end. ``TerminalGame`` takes its input and output streams, so scripted input
+Bad input gets a message and a new prompt, and changes nothing; nothing you type ends the game
+except ``quit``/EOF. When pass is your only legal play (nothing beats the table) the game passes
+for you and says so. Opponents' moves are printed as they happen, each named by a short label
+(a checkpoint by its file name; the start-up text gives the whole path once); each game's
+result, and the match's final scores, are shown at the end. ``TerminalGame`` takes its input and output streams, so scripted input
 (``io.StringIO``) drives it in tests:
 
 >>> import io
@@ -27,9 +30,11 @@ True
 
 from __future__ import annotations
 
+import re
 import secrets
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -45,14 +50,17 @@ from .registry import make_agent, make_agent_from_spec, parse_agent_list
 HELP = """\
 How to play a turn:
   3C 3D        play these cards (rank 3-10/T/J/Q/K/A/2, suit D/C/H/S; any order, any case)
-  N            play number N of the legal list
-  l, list      show the legal plays, numbered
+  1 2          play the cards numbered 1 and 2 in your hand (1:3C 2:3D ...); mix freely: 1 3D
+  #N           play number N of the legal list ('list' shows the numbers: #1, #2, ...)
+  l, list      show the legal plays, numbered #1, #2, ...
   pass         pass (when allowed; the leader cannot pass)
-  hint         what the {hint} agent would play (nothing is played)
+  hint         what the {hint} agent would play and what to type for it (nothing is played)
   hand         show the table again
   help         this text
   quit         leave the game (Ctrl-D too)
-Your hand is shown sorted, lowest first; the numbers before the cards are just positions."""
+Your hand is shown sorted, lowest first; a plain number is always a card of your hand.
+When pass is your only legal play, the game passes for you and says so."""
+_NUMBER = re.compile(r"[0-9]+")  # a hand position or a list number: ASCII digits only ('²' is no number)
 
 
 def default_opponent(variant: Variant) -> tuple[str, str]:
@@ -65,6 +73,21 @@ def default_opponent(variant: Variant) -> tuple[str, str]:
     except ValueError as exc:  # a BIGTWO_PRETRAINED_DIR that is no folder, other rules, no torch
         return "heuristic", f"Opponents: heuristic ({exc})."
     return pretrained.STRONG, f"Opponents: strong, the trained agent shipped for {variant.name}."
+
+
+def agent_label(spec: str | Agent) -> str:
+    """A short name for an opponent in every line: an agent's own name, an agent name as written
+    (``search:simulations=64``), a checkpoint path by its file name (``step_000100.pt``).
+
+    >>> agent_label("runs/taiwan__ppo__1__x/checkpoints/step_000100.pt"), agent_label("heuristic")
+    ('step_000100.pt', 'heuristic')
+    """
+    if isinstance(spec, Agent):
+        return spec.name
+    text = str(spec)
+    if "/" in text or "\\" in text or (Path(text).suffix and ":" not in text):
+        return Path(text).name or text
+    return text
 
 
 class _Quit(Exception):
@@ -123,10 +146,13 @@ class TerminalGame:
         others.sort(key=lambda s: (s - seat) % players)
         self.agents: dict[int, Agent] = {}
         self.labels = ["you"] * players
+        self.sources: dict[int, str] = {}  # seat -> the whole spec of an opponent shown by a short label
         for s, spec in zip(others, specs, strict=True):
             self.agents[s] = make_agent_from_spec(spec, self.variant, seed=seeds[s])
-            name = spec.name if isinstance(spec, Agent) else str(spec)
-            self.labels[s] = f"seat {s} ({name})"
+            label = agent_label(spec)
+            self.labels[s] = f"seat {s} ({label})"
+            if not isinstance(spec, Agent) and label != str(spec):
+                self.sources[s] = str(spec)
         self.labels[seat] = f"you (seat {seat})"
         self._hint_spec = hint
         self._hint_agent: Agent | None = None
@@ -180,10 +206,18 @@ class TerminalGame:
         self.say(f"your hand ({len(hand)}): " + "  ".join(f"{i}:{self.cards([c])}" for i, c in enumerate(hand, 1)))
 
     def show_legal(self, legal: np.ndarray) -> None:
-        self.say("legal plays:")
-        width = len(str(len(legal)))
+        self.say("legal plays (type #N to play number N):")
+        width = len(str(len(legal))) + 1
         for i, a in enumerate(legal, 1):
-            self.say(f"  {i:>{width}}) {self.play_text(int(a))}")
+            self.say(f"  {'#' + str(i):>{width}}  {self.play_text(int(a))}")
+
+    def typed(self, action: int) -> str:
+        """What to type for ``action``: ``pass``, or the cards' numbers in the human's hand."""
+        if action == 0:
+            return "pass"
+        hand = self.hand_ids(self.seat)
+        cards = [int(c) for c in self.game.action_table.decode(action)]
+        return " ".join(str(hand.index(c) + 1) for c in sorted(cards, key=hand.index))
 
     def _card(self, text: str) -> str:
         return self.cards([int(Card.from_text(text))])
@@ -214,12 +248,21 @@ class TerminalGame:
         """Read commands until the human makes a legal play; returns its action id."""
         g = self.game
         legal = g.legal_actions()
+        if legal.tolist() == [0]:  # nothing beats the table: no need to wait for the human
+            table_action = int(g.engine.state.table_action[0])
+            self.say(
+                f"Nothing in your hand beats {self.play_text(table_action)} "
+                f"by {self.labels[g.table_player or 0]}: passing for you."
+            )
+            return 0
         self.show_table()
         while True:
-            text = self._read(f"your play ({'pass, ' if 0 in legal else ''}cards, list, hint, help)> ")
+            text = self._read(f"your play ({'pass, ' if 0 in legal else ''}cards or their numbers, list, hint, help)> ")
             word = text.lower()
-            if not word:
-                self.say("Type a play such as 3C 3D, 'list' for the legal plays, or 'help'.")
+            if not text.replace(",", " ").split():  # nothing, or only commas
+                self.say(
+                    "Type a play such as 3C 3D (or the cards' numbers: 1 2), 'list' for the legal plays, or 'help'."
+                )
                 continue
             if word in ("quit", "exit"):
                 raise _Quit
@@ -245,28 +288,33 @@ class TerminalGame:
         tokens = text.replace(",", " ").split()
         if text.lower() in ("pass", "p"):
             action = 0
-        elif all(t.isdigit() for t in tokens):
-            if len(tokens) > 1:
-                self.say(
-                    "One number at a time: it picks a play from 'list'. To play several cards, type them, e.g. 3C 3D."
-                )
-                return None
-            n = int(tokens[0])
-            if not 1 <= n <= len(legal):
-                self.say(f"No play number {n}: the legal plays are numbered 1..{len(legal)} (type 'list').")
-                return None
-            return int(legal[n - 1])
+        elif tokens[0].startswith("#"):
+            return self._list_number(tokens, legal)
         else:
+            hand = self.hand_ids(self.seat)
+            words = []
+            for t in tokens:  # a plain number is a card of the hand, by its position
+                if _NUMBER.fullmatch(t):
+                    n = int(t)
+                    if not 1 <= n <= len(hand):
+                        self.say(
+                            f"No card number {n}: your hand's cards are numbered 1..{len(hand)}; "
+                            "type #N for number N of 'list'."
+                        )
+                        return None
+                    words.append(str(Card(hand[n - 1])))
+                else:
+                    words.append(t)
             try:
-                cards = parse_cards(text)
+                cards = parse_cards(" ".join(words))
             except ValueError as exc:
                 if all(t.isalpha() for t in tokens) and not any(len(t) == 2 for t in tokens):
                     self.say(f"Unknown command {text!r}. Type 'help' for the commands.")
                 else:
                     self.say(f"Not understood: {exc}. Type 'help' for the commands.")
                 return None
-            hand = set(self.hand_ids(self.seat))
-            missing = [c for c in cards if int(c) not in hand]
+            held = set(hand)
+            missing = [c for c in cards if int(c) not in held]
             if missing:
                 self.say(f"Not in your hand: {self.cards(missing)}.")
                 return None
@@ -285,6 +333,21 @@ class TerminalGame:
             return None
         return action
 
+    def _list_number(self, tokens: list[str], legal: np.ndarray) -> int | None:
+        """The play ``#N`` picks from the legal list, or None after saying what is wrong."""
+        if len(tokens) > 1:
+            self.say("One list number at a time, e.g. #2 (type 'list' to see them); cards by number: 1 2.")
+            return None
+        digits = tokens[0][1:]
+        if not _NUMBER.fullmatch(digits):
+            self.say(f"{tokens[0]!r} is no list number: type # and a number from 'list', e.g. #2.")
+            return None
+        n = int(digits)
+        if not 1 <= n <= len(legal):
+            self.say(f"No play number {n}: the legal plays are numbered #1..#{len(legal)} (type 'list').")
+            return None
+        return int(legal[n - 1])
+
     def hint(self, legal: np.ndarray) -> str:
         """What the hint agent would play now (nothing is played)."""
         if self._hint_agent is None:
@@ -298,7 +361,9 @@ class TerminalGame:
         if action not in legal:  # an agent's bug must not mislead: say so
             return f"No hint: the {self.hint_name} agent chose an illegal play."
         number = int(np.flatnonzero(legal == action)[0]) + 1
-        return f"hint ({self.hint_name}): {self.play_text(action)}  [number {number} in 'list']"
+        return (
+            f"hint ({self.hint_name}): {self.play_text(action)}  [type {self.typed(action)}, or #{number} from 'list']"
+        )
 
     # ------------------------------------------------------------ the game
 
@@ -377,6 +442,8 @@ class TerminalGame:
             + ", ".join(self.labels[s] for s in self._seats_from(self.seat) if s != self.seat)
             + ". Type 'help' for the commands."
         )
+        for s, source in sorted(self.sources.items()):
+            self.say(f"{self.labels[s]}: {source}")
         if self.opponent_note:
             self.say(self.opponent_note)
         try:

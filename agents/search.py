@@ -35,6 +35,7 @@ True
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -52,6 +53,11 @@ ROWS_PER_BATCH = 192  # rollouts stepped together in one engine
 MAX_ROLLOUT_STEPS = 5000  # a guard: every game ends long before this
 
 _BITS = np.uint64(1) << np.arange(52, dtype=np.uint64)
+
+
+def _count(value: object) -> bool:
+    """A positive integer, and not ``True`` (YAML's ``true`` is a bool, not a count)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= 1
 
 
 def _mask(bits: np.ndarray) -> np.uint64:
@@ -76,12 +82,17 @@ class SearchAgent(Agent):
         weights: np.ndarray | None = None,
     ) -> None:
         super().__init__(variant, seed)
-        if simulations is not None and (not isinstance(simulations, (int, np.integer)) or simulations < 1):
-            raise ValueError(f"simulations must be a positive integer, got {simulations!r}")
-        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
-            raise ValueError(f"seconds must be a positive number, got {seconds!r}")
-        if not isinstance(top_k, (int, np.integer)) or top_k < 1:
-            raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
+        if simulations is not None and not _count(simulations):
+            raise ValueError(f"simulations must be a positive integer (rollouts per move), got {simulations!r}")
+        if seconds is not None and not (
+            isinstance(seconds, (int, float, np.integer, np.floating))
+            and not isinstance(seconds, (bool, np.bool_))
+            and math.isfinite(seconds)
+            and seconds > 0
+        ):
+            raise ValueError(f"seconds must be a positive finite number (seconds per move), got {seconds!r}")
+        if not _count(top_k):
+            raise ValueError(f"top_k must be a positive integer (candidate plays), got {top_k!r}")
         if simulations is None and seconds is None:
             simulations = DEFAULT_SIMULATIONS
         self.simulations = simulations

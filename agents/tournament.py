@@ -18,6 +18,16 @@ processes (``multiprocessing`` 'spawn'), agents built there from their names or 
 ``make_agent``; ``Agent`` objects are accepted only with ``workers=1``. Agent seeds derive from
 (seed, chunk, entry), deal seeds from (seed, deal): the result depends on ``seed`` and
 ``chunk_deals``, never on ``workers``; more deals extend a run (its first deals play as before).
+The progress bar moves while a chunk plays (each chunk reports whole deals' worth of play as its
+matches advance; workers through a queue), with the time left; reporting changes nothing played.
+SIGTERM and Ctrl-C end a run with its worker processes (``KeyboardInterrupt``; the command exits
+with status 130), and a worker whose parent died exits by itself.
+
+**Many agents.** Results are kept per deal and table position (``payoff_at``, ``games_at``,
+``wins_at``, ``(deals, P)``, with ``tables``), and ratings use only the pairs that met
+(``agents.rating.rate_tables``), so memory follows the games played: thousands of agents with
+a few deals cost little. ``payoff``, ``games_per_deal`` and ``wins`` are the ``(deals, K)`` views,
+built on demand.
 
 **Statistics, per agent.**
 
@@ -43,17 +53,21 @@ processes (``multiprocessing`` 'spawn'), agents built there from their names or 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty
 from typing import Any
 
 import numpy as np
@@ -62,7 +76,7 @@ from bigtwo_env.engine import Engine
 from bigtwo_env.variant import Variant, load_variant
 
 from .base import Agent
-from .rating import rate_deals
+from .rating import MAX_DENSE_AGENTS, rate_tables
 from .registry import make_agent_from_spec
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -137,13 +151,19 @@ class _Chunk:
 
 @dataclass
 class _ChunkResult:
+    """Per deal and table position (the entry there is ``tables[d, i]``): memory follows the
+    games played, not the number of entries."""
+
     index: int
-    payoff: np.ndarray  # (D, K) payoffs summed over the entry's rotations
-    games: np.ndarray  # (D, K) games the entry played
-    wins: np.ndarray  # (D, K) games it won
-    pairs: np.ndarray | None  # (D, K, K) comparisons won
+    payoff: np.ndarray  # (D, P) payoffs summed over the position's rotations
+    games: np.ndarray  # (D, P) games played from the position
+    wins: np.ndarray  # (D, P) games won
+    pairs: np.ndarray | None  # (D, P, P) comparisons position i won against position j
     act_seconds: np.ndarray  # (K,)
     moves: np.ndarray  # (K,)
+
+
+Report = Callable[[int], object]  # called with deals done since the last call
 
 
 _WARMED: set[tuple[str, str]] = set()  # (variant, spec) whose compiled code this process has loaded
@@ -164,8 +184,18 @@ def _warm_up(chunk: _Chunk, eng: Engine, entries: list[int]) -> None:
         )
 
 
-def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None) -> _ChunkResult:
-    """Play every deal of ``chunk`` in all rotations on one batched engine."""
+def _done_fraction(S: Any, games: int, cpp: int) -> np.ndarray:
+    """How far each match is, 0..1: games finished plus the current game's share (the most cards
+    any seat has shed), over the games of a match; 1 once it is over."""
+    shed = 1.0 - S.counts.min(axis=1) / cpp
+    frac = (S.games_played + shed) / games
+    return np.where(S.over, 1.0, np.minimum(frac, 1.0))
+
+
+def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None, report: Report | None = None) -> _ChunkResult:
+    """Play every deal of ``chunk`` in all rotations on one batched engine. ``report(n)`` is told
+    of progress as it goes, in whole deals' worth of play (summing to the chunk's deals), so a
+    progress bar moves within a chunk; it does not change what is played."""
     variant, tables = chunk.variant, chunk.tables
     d, p = tables.shape
     k = len(chunk.specs)
@@ -182,13 +212,14 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None) -> _Chunk
     # seat_entry[row, s]: the entry at seat s. Table position i sits at seat (i + r) % P.
     positions = (np.arange(p)[None, :] - rot[:, None]) % p
     seat_entry = tables[deal[:, None], positions].astype(np.int64)
+    reported = 0
 
     # Worker processes already share the cores: they cap the engine's kernel threads.
     eng = Engine(variant, num_games=g, seed=np.repeat(chunk.deal_seeds, p), threads=chunk.engine_threads)
     S = eng.state
     _warm_up(chunk, eng, used.tolist())
     wins_rs = np.zeros((g, p), np.int64)
-    pairs = np.zeros((d, k, k), np.float64) if chunk.pairs else None
+    pairs = np.zeros((d, p, p), np.float64) if chunk.pairs else None
     act_seconds = np.zeros(k)
     moves = np.zeros(k, np.int64)
     rows_all = np.arange(g)
@@ -221,22 +252,29 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None) -> _Chunk
             wins_rs[done, res.winner[done].astype(np.int64)] += 1
             if pairs is not None:
                 pay = res.payoffs[done]
-                ent = seat_entry[done]
+                pos = positions[done]
                 dd = deal[done]
                 for a, b in seat_pairs:
-                    ea, eb = ent[:, a], ent[:, b]
+                    pa, pb = pos[:, a], pos[:, b]
                     half = 0.5 * (pay[:, a] == pay[:, b])
-                    np.add.at(pairs, (dd, ea, eb), (pay[:, a] > pay[:, b]) + half)
-                    np.add.at(pairs, (dd, eb, ea), (pay[:, b] > pay[:, a]) + half)
+                    np.add.at(pairs, (dd, pa, pb), (pay[:, a] > pay[:, b]) + half)
+                    np.add.at(pairs, (dd, pb, pa), (pay[:, b] > pay[:, a]) + half)
+        if report is not None:
+            now = int(_done_fraction(S, variant.games, variant.cards_per_player).sum() / p)
+            if now > reported:
+                report(now - reported)
+                reported = now
+    if report is not None and d > reported:
+        report(d - reported)
 
-    payoff = np.zeros((d, k))
-    games = np.zeros((d, k), np.int64)
-    wins = np.zeros((d, k), np.int64)
+    payoff = np.zeros((d, p))
+    games = np.zeros((d, p), np.int64)
+    wins = np.zeros((d, p), np.int64)
     flat_deal = np.repeat(deal, p)
-    flat_entry = seat_entry.reshape(-1)
-    np.add.at(payoff, (flat_deal, flat_entry), S.match_scores.reshape(-1))
-    np.add.at(games, (flat_deal, flat_entry), np.repeat(S.games_played.astype(np.int64), p))
-    np.add.at(wins, (flat_deal, flat_entry), wins_rs.reshape(-1))
+    flat_pos = positions.reshape(-1)
+    np.add.at(payoff, (flat_deal, flat_pos), S.match_scores.reshape(-1))
+    np.add.at(games, (flat_deal, flat_pos), np.repeat(S.games_played.astype(np.int64), p))
+    np.add.at(wins, (flat_deal, flat_pos), wins_rs.reshape(-1))
     return _ChunkResult(chunk.index, payoff, games, wins, pairs, act_seconds, moves)
 
 
@@ -269,19 +307,40 @@ class TournamentResult:
     seed: int
     names: list[str]
     stats: list[AgentStats]
-    payoff: np.ndarray  # (deals, K) payoffs summed over each entry's rotations
-    games_per_deal: np.ndarray  # (deals, K) games each entry played in each deal
-    wins: np.ndarray  # (deals, K)
+    payoff_at: np.ndarray  # (deals, P) payoffs summed over the rotations of each table position
+    games_at: np.ndarray  # (deals, P) games played from each table position
+    wins_at: np.ndarray  # (deals, P) games won from each table position
     tables: np.ndarray  # (deals, P) entry indices at table positions
     seconds: float
     chunk_deals: int
     overrides: dict[str, Any] = field(default_factory=dict)
     rating_method: str | None = None
 
+    def _per_entry(self, at: np.ndarray) -> np.ndarray:
+        dense = np.zeros((self.deals, len(self.names)), dtype=at.dtype)
+        dense[np.arange(self.deals)[:, None], self.tables] = at
+        return dense
+
+    @property
+    def payoff(self) -> np.ndarray:
+        """(deals, K) payoffs summed over each entry's rotations (0 where it did not play); built
+        on demand from the per-position arrays: deals x K numbers."""
+        return self._per_entry(self.payoff_at)
+
+    @property
+    def games_per_deal(self) -> np.ndarray:
+        """(deals, K) games each entry played in each deal (built on demand, like ``payoff``)."""
+        return self._per_entry(self.games_at)
+
+    @property
+    def wins(self) -> np.ndarray:
+        """(deals, K) games each entry won in each deal (built on demand, like ``payoff``)."""
+        return self._per_entry(self.wins_at)
+
     @property
     def games(self) -> int:
         """Games played in all (each game has P seats; counted once)."""
-        return int(self.games_per_deal.sum() // self.variant.players)
+        return int(self.games_at.sum() // self.variant.players)
 
     @property
     def games_per_second(self) -> float:
@@ -380,6 +439,122 @@ class TournamentResult:
 # ---------------------------------------------------------------- running
 
 
+def _sample_tables(rng: np.random.Generator, deals: int, k: int, p: int) -> np.ndarray:
+    """``(deals, p)`` tables of distinct entries: per deal, the ``p`` entries with the lowest of
+    ``k`` uniform keys, lowest first (``argsort(rng.random((deals, k)))[:, :p]``), drawn in
+    blocks of deals so that memory stays small with many entries."""
+    out = np.empty((deals, p), dtype=np.int64)
+    block = max(1, (1 << 20) // k)
+    for lo in range(0, deals, block):
+        keys = rng.random((min(block, deals - lo), k))
+        low = np.argpartition(keys, p - 1, axis=1)[:, :p] if p < k else np.tile(np.arange(k), (len(keys), 1))
+        order = np.argsort(np.take_along_axis(keys, low, axis=1), axis=1)
+        out[lo : lo + len(keys)] = np.take_along_axis(low, order, axis=1)
+    return out
+
+
+def _whole(value: object) -> bool:
+    """An integer, and not a bool (``True`` is no count)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+class _Stop(KeyboardInterrupt):
+    """SIGTERM arrived: unwind like Ctrl-C, so the workers are ended on the way out."""
+
+
+@contextlib.contextmanager
+def _signals_end_the_run() -> Iterator[None]:
+    """While inside, SIGTERM raises ``_Stop`` (SIGINT raises ``KeyboardInterrupt`` as always), so
+    the ``finally`` clauses that end the worker processes run; only in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stop(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+_PROGRESS: Any = None  # in a worker process: the queue its chunks report progress to
+
+
+def _start_worker(progress: Any, parent: int) -> None:
+    """A worker leaves Ctrl-C to the parent (which ends it), reports progress to ``progress``,
+    and exits if the parent dies without ending it (``kill -9``)."""
+    global _PROGRESS
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _PROGRESS = progress
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _worker_chunk(chunk: _Chunk) -> _ChunkResult:
+    """``play_chunk`` in a worker, telling the parent of its progress."""
+    queue = _PROGRESS
+    return play_chunk(chunk, report=None if queue is None else lambda n: queue.put(n))
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` now: drop the chunks not started and end the running workers."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+        terminate()
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # gone after shutdown
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+
+
+def _play_in_workers(chunks: list[_Chunk], workers: int, bar: Any) -> dict[int, _ChunkResult]:
+    """Every chunk played by ``workers`` spawned processes, the bar moving as they report; on an
+    error, Ctrl-C or SIGTERM the workers are ended before this returns."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(chunks)),
+        mp_context=ctx,
+        initializer=_start_worker,
+        initargs=(queue, os.getpid()),
+    )
+    results: dict[int, _ChunkResult] = {}
+    try:
+        pending = {pool.submit(_worker_chunk, c): c.index for c in chunks}
+        while pending:
+            with contextlib.suppress(Empty):
+                bar.update(queue.get(timeout=0.2))
+            for fut in [f for f in pending if f.done()]:
+                results[pending.pop(fut)] = fut.result()  # a worker's error is raised here
+    except BaseException:
+        _end_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        while True:  # what the workers said last
+            try:
+                bar.update(queue.get_nowait())
+            except (Empty, OSError, ValueError):
+                break
+        queue.close()
+        queue.join_thread()
+    return results
+
+
 def run_tournament(
     variant: Variant | str,
     agents: Sequence[str | Agent],
@@ -398,24 +573,33 @@ def run_tournament(
 
     ``variant``: a name, YAML path or ``Variant``; ``overrides`` change its fields
     (``players=3``). ``workers``: processes (default ``min(2, cores)``; 1 = in this process).
-    ``rating``: fit Bradley-Terry ratings (default: when there are more agents than seats).
+    ``rating``: fit Bradley-Terry ratings (default: when there are more agents than seats);
+    ``bootstrap``: resamples of the deals for the ratings' errors (0: Hessian errors).
+    ``progress``: a bar on stderr that moves as deals are played, with an estimate of the time
+    left. SIGTERM and Ctrl-C end the run and its worker processes (``KeyboardInterrupt``).
     """
     var = load_variant(variant, **overrides)
     p = var.players
     specs = list(agents)
     k = len(specs)
-    if not isinstance(deals, (int, np.integer)) or deals < 1:
+    if not _whole(deals) or deals < 1:
         raise ValueError(f"deals must be a positive integer, got {deals!r}")
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not _whole(seed) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if not _whole(bootstrap) or bootstrap < 0:
+        raise ValueError(
+            f"bootstrap must be a non-negative integer (resamples of the deals; 0: Hessian errors), got {bootstrap!r}"
+        )
     if k < p:
         raise ValueError(
             f"{k} agent(s) for {p} seats: list at least {p} (repeat a name to fill the table, "
             f"e.g. heuristic,{','.join(['random'] * (p - 1))})"
         )
+    if workers is not None and (not _whole(workers) or workers < 1):
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
     workers = default_workers() if workers is None else int(workers)
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    if chunk_deals is not None and (not _whole(chunk_deals) or chunk_deals < 1):
+        raise ValueError(f"chunk_deals must be a positive integer, got {chunk_deals!r}")
     has_objects = any(isinstance(s, Agent) for s in specs)
     if has_objects and workers > 1:
         raise ValueError(
@@ -425,19 +609,29 @@ def run_tournament(
         if not isinstance(s, (str, Agent)):
             raise ValueError(f"an agent must be a name, a checkpoint path or an Agent, got {s!r}")
     names = entry_names(specs)
-    # Build each agent here once: bad names fail now, not in a worker, and objects get used.
-    local_agents = [make_agent_from_spec(s, var, seed=_derive_seed(seed, 2**32, e)) for e, s in enumerate(specs)]
     fit = (k > p) if rating is None else bool(rating)
+    if fit and bootstrap == 0 and k > MAX_DENSE_AGENTS:
+        raise ValueError(
+            f"Hessian rating errors (bootstrap 0) need a {k} x {k} matrix: at most {MAX_DENSE_AGENTS} agents; "
+            "use bootstrap > 0"
+        )
+    # Build the agents here: bad names fail now, not in a worker, and objects get used. Names are
+    # only checked (one build per distinct name), so thousands of entries cost no more than a few.
+    if has_objects:
+        local_agents = [make_agent_from_spec(s, var, seed=_derive_seed(seed, 2**32, e)) for e, s in enumerate(specs)]
+    else:
+        first = {s: e for e, s in reversed(list(enumerate(specs)))}
+        for s, e in first.items():
+            make_agent_from_spec(s, var, seed=_derive_seed(seed, 2**32, e))
+        local_agents = None
 
     deal_seeds = np.random.SeedSequence([int(seed), 0xB162]).generate_state(deals, dtype=np.uint64)
     if k == p:
         tables = np.tile(np.arange(p), (deals, 1))
     else:
         rng = np.random.default_rng([int(seed), 0x7AB1E])
-        tables = np.argsort(rng.random((deals, k)), axis=1)[:, :p]
+        tables = _sample_tables(rng, deals, k, p)
     chunk_deals = DEFAULT_CHUNK_DEALS if chunk_deals is None else int(chunk_deals)
-    if chunk_deals < 1:
-        raise ValueError(f"chunk_deals must be >= 1, got {chunk_deals}")
     chunks = [
         _Chunk(
             i,
@@ -458,24 +652,12 @@ def run_tournament(
     results: dict[int, _ChunkResult] = {}
     t0 = time.perf_counter()
     try:
-        if workers == 1 or len(chunks) == 1:
-            cache = local_agents if has_objects else None
-            for c in chunks:
-                results[c.index] = play_chunk(c, cache)
-                bar.update(len(c.deal_seeds))
-        else:
-            ctx = multiprocessing.get_context("spawn")
-            pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx)
-            try:
-                futures = {pool.submit(play_chunk, c): c for c in chunks}
-                for fut in as_completed(futures):
-                    r = fut.result()
-                    results[r.index] = r
-                    bar.update(len(futures[fut].deal_seeds))
-            except BaseException:  # an error or Ctrl-C: drop the chunks not started
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-            pool.shutdown()
+        with _signals_end_the_run():
+            if workers == 1 or len(chunks) == 1:
+                for c in chunks:
+                    results[c.index] = play_chunk(c, local_agents, report=bar.update)
+            else:
+                results = _play_in_workers(chunks, workers, bar)
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
@@ -490,22 +672,28 @@ def run_tournament(
     ratings = None
     if fit:
         pairs = np.concatenate([r.pairs for r in ordered])  # type: ignore[misc]
-        ratings = rate_deals(pairs, bootstrap=bootstrap, seed=int(seed))
+        ratings = rate_tables(tables, pairs, k, bootstrap=bootstrap, seed=int(seed))
+    # Each entry's deals, in deal order: the table positions it held, grouped by entry.
+    entry = tables.reshape(-1)
+    order = np.argsort(entry, kind="stable")
+    bounds = np.searchsorted(entry[order], np.arange(k + 1))
+    flat_payoff, flat_games, flat_wins = payoff.reshape(-1), games.reshape(-1), wins.reshape(-1)
     stats: list[AgentStats] = []
     for e in range(k):
-        played = games[:, e] > 0
-        per_deal = payoff[played, e] / games[played, e]
+        at = order[bounds[e] : bounds[e + 1]]
+        at = at[flat_games[at] > 0]
+        per_deal = flat_payoff[at] / flat_games[at]
         mean, low, high = mean_ci(per_deal)
-        g_total = int(games[:, e].sum())
+        g_total = int(flat_games[at].sum())
         stats.append(
             AgentStats(
                 name=names[e],
                 spec=_spec_name(specs[e]),
                 mean_payoff=mean,
                 ci95=(low, high),
-                win_rate=float(wins[:, e].sum() / g_total) if g_total else math.nan,
+                win_rate=float(flat_wins[at].sum() / g_total) if g_total else math.nan,
                 games=g_total,
-                deals=int(played.sum()),
+                deals=int(at.size),
                 moves=int(moves[e]),
                 ms_per_move=float(1000.0 * act_seconds[e] / moves[e]) if moves[e] else math.nan,
                 rating=None if ratings is None else float(ratings.rating[e]),
@@ -518,9 +706,9 @@ def run_tournament(
         seed=int(seed),
         names=names,
         stats=stats,
-        payoff=payoff,
-        games_per_deal=games,
-        wins=wins,
+        payoff_at=payoff,
+        games_at=games,
+        wins_at=wins,
         tables=tables,
         seconds=seconds,
         chunk_deals=chunk_deals,

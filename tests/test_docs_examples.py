@@ -1,0 +1,49 @@
+"""What the READMEs tell a new user to run is installed and finishes in reasonable time (issue 12)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents import make_agent
+from agents.registry import parse_agent_list, split_spec
+from agents.search import DEFAULT_SIMULATIONS
+from bigtwo_cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _console_commands(text: str, command: str) -> list[list[str]]:
+    blocks = re.findall(r"```console\n(.*?)```", text, flags=re.S)
+    lines = [line[2:].split("#")[0] for block in blocks for line in block.splitlines() if line.startswith("$ ")]
+    return [shlex.split(line)[1:] for line in lines if line.startswith(f"bigtwo {command}")]
+
+
+def test_readme_tournament_examples_parse_and_search_has_a_budget():
+    examples = _console_commands((ROOT / "README.md").read_text(encoding="utf-8"), "tournament")
+    assert examples
+    parser = build_parser()
+    for argv in examples:
+        args = parser.parse_args(argv)
+        for spec in parse_agent_list(args.agents):
+            name, options = split_spec(spec)
+            if name == "search":
+                simulations = options.get("simulations", DEFAULT_SIMULATIONS)
+                # rollouts per search move x deals: the 40-minute example had 1,000 x 500
+                assert simulations * args.deals <= 10_000, f"slow example: {' '.join(argv)}"
+            make_agent(spec, args.variant)
+
+
+def test_notebooks_readme_command_is_installed_by_the_extra_it_names():
+    if sys.version_info < (3, 11):
+        pytest.skip("tomllib")
+    import tomllib
+
+    readme = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    assert "jupyter lab notebooks/" in readme and ".[train,notebooks]" in readme
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert any(req.startswith("jupyterlab") for req in extras["notebooks"])
