@@ -14,8 +14,9 @@ action ids of the seats to act, never the engine's hidden state, so it cannot pe
 True
 
 **Checked inputs.** Every agent's ``act`` (each subclass's, trained agents' included) is wrapped
-by the base class so that its inputs pass ``check_act_inputs`` first: ``obs`` real numbers in
-[0, 1] of shape ``(B, obs_size(players))``, ``legal_ids`` integers of shape ``(B, L)``,
+by the base class so that its inputs pass ``check_act_inputs`` first: ``obs`` real numbers
+within the observation's bounds (``bigtwo_env.observation.obs_bounds``: 0..1, match scores
+within +-their bound) of shape ``(B, obs_size(players))``, ``legal_ids`` integers of shape ``(B, L)``,
 ``legal_counts`` integers of shape ``(B,)`` in ``0..L``, and every counted id an action of the
 variant (``0..size - 1``). Anything else is a ``ValueError`` naming the input and what is
 allowed, never a crash inside a compiled kernel. The check costs a few vectorised passes over
@@ -24,7 +25,7 @@ the arrays (no copies of NumPy inputs).
 >>> agent.act(eng.observe()[:, :10], ids, counts)
 Traceback (most recent call last):
 ...
-ValueError: obs must have shape (B, 402) for 4 players, B = 3 rows as in legal_counts; got shape (3, 10)
+ValueError: obs must have shape (B, 623) for 4 players, B = 3 rows as in legal_counts; got shape (3, 10)
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bigtwo_env.actions import action_table
-from bigtwo_env.observation import obs_size
+from bigtwo_env.observation import obs_bounds, obs_size
 from bigtwo_env.variant import Variant
 
 Act = Callable[..., np.ndarray]
@@ -46,11 +47,17 @@ def _real(a: np.ndarray) -> bool:
 
 
 def check_act_inputs(
-    obs: object, legal_ids: object, legal_counts: object, players: int, actions: int
+    obs: object,
+    legal_ids: object,
+    legal_counts: object,
+    players: int,
+    actions: int,
+    bounds: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(obs, legal_ids, legal_counts)`` as arrays if they are what ``Agent.act`` takes for
     ``players`` seats and ``actions`` action ids (see the module docstring), else ``ValueError``
-    naming the input and what is allowed."""
+    naming the input and what is allowed. ``bounds``: each slot's lowest and highest value
+    (``obs_bounds(variant)``); ``None``: 0..1 everywhere."""
     obs_a, ids, counts = np.asarray(obs), np.asarray(legal_ids), np.asarray(legal_counts)
     if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
         raise ValueError(
@@ -72,11 +79,15 @@ def check_act_inputs(
         )
     if b == 0:
         return obs_a, ids, counts
-    if not (obs_a.min() >= 0 and obs_a.max() <= 1):  # NaN fails both
-        bad = np.flatnonzero(~((obs_a >= 0) & (obs_a <= 1)).all(axis=1))[0]
+    low, high = (0.0, 1.0) if bounds is None else bounds
+    inside = (obs_a >= low) & (obs_a <= high)  # NaN is outside
+    if not inside.all():
+        bad = int(np.flatnonzero(~inside.all(axis=1))[0])
+        slot = int(np.flatnonzero(~inside[bad])[0])
+        lo, hi = (low, high) if bounds is None else (low[slot].item(), high[slot].item())
         raise ValueError(
-            f"obs must hold numbers in [0, 1] (an observation from the engine); row {bad} holds "
-            f"{obs_a[bad][~((obs_a[bad] >= 0) & (obs_a[bad] <= 1))][0].item()!r}"
+            f"obs must hold the engine's values (slot {slot}: {lo:g}..{hi:g}); row {bad} holds "
+            f"{obs_a[bad, slot].item()!r} there"
         )
     width = ids.shape[1]
     if counts.min() < 0 or counts.max() > width:
@@ -116,6 +127,7 @@ class Agent:
         self.variant = variant
         self.table = action_table(variant)
         self.rng = np.random.default_rng(seed)
+        self.obs_bounds = obs_bounds(variant)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -127,7 +139,7 @@ class Agent:
         self, obs: object, legal_ids: object, legal_counts: object
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``check_act_inputs`` for this agent's variant: the inputs as arrays, or ``ValueError``."""
-        return check_act_inputs(obs, legal_ids, legal_counts, self.variant.players, self.table.size)
+        return check_act_inputs(obs, legal_ids, legal_counts, self.variant.players, self.table.size, self.obs_bounds)
 
     def act(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
         """One action id per row: ``obs`` (B, D) float32, ``legal_ids`` (B, L) sorted ids valid up

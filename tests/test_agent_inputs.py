@@ -13,6 +13,7 @@ import pytest
 from agents import Agent, make_agent
 from bigtwo_env import load_variant
 from bigtwo_env.engine import Engine
+from bigtwo_env.observation import obs_size
 
 TAIWAN = load_variant("taiwan")
 NAMES = ["random", "greedy", "heuristic", "search:simulations=8"]
@@ -54,10 +55,10 @@ def _bad_inputs():
     negative_id = ids.copy()
     negative_id[0, 0] = -5
     return [
-        ("width", (obs[:, :300], ids, counts), "obs must have shape \\(B, 402\\) for 4 players"),
+        ("width", (obs[:, :300], ids, counts), f"obs must have shape \\(B, {obs_size(4)}\\) for 4 players"),
         ("rows", (obs[:2], ids, counts), "obs must have shape"),
-        ("nan", (nan, ids, counts), "obs must hold numbers in \\[0, 1\\].*row 1 holds nan"),
-        ("above one", (big, ids, counts), "obs must hold numbers in \\[0, 1\\].*row 0 holds 2.0"),
+        ("nan", (nan, ids, counts), "obs must hold the engine's values \\(slot 5: 0..1\\); row 1 holds nan"),
+        ("above one", (big, ids, counts), "obs must hold the engine's values \\(slot 0: 0..1\\); row 0 holds 2.0"),
         ("text", (obs.astype(str), ids, counts), "obs must be real numbers"),
         ("counts past the width", (obs, ids, over), f"legal_counts must be 0..{ids.shape[1]}.*row 2"),
         ("negative count", (obs, ids, neg), "legal_counts must be 0..*row 0 has -1"),
@@ -146,3 +147,20 @@ except ValueError as exc:
 def test_agent_options_are_validated(spec, message):
     with pytest.raises(ValueError, match=message):
         make_agent(spec, TAIWAN)
+
+
+def test_agents_take_observations_with_match_scores() -> None:
+    """Later games of a match observe signed match scores (outside 0..1): still valid inputs."""
+    variant = load_variant("taiwan", games=3)
+    eng = Engine(variant, num_games=8, seed=5)
+    rng = np.random.default_rng(5)
+    while not (eng.state.games_played >= 1).all():
+        ids, n = eng.legal_actions()
+        pick = (rng.random(8) * np.maximum(n, 1)).astype(np.int64)
+        eng.step(np.where(eng.state.games_played >= 1, -1, ids[np.arange(8), pick]))
+    obs = eng.observe()
+    assert obs.min() < 0  # the losers' match scores
+    ids, n = eng.legal_actions()
+    for name in ("random", "greedy", "heuristic"):
+        acts = make_agent(name, variant, seed=0).act(obs, ids, n)
+        assert all(a in ids[g, : n[g]] for g, a in enumerate(acts))
