@@ -8,7 +8,7 @@
 | ``greedy`` | the lowest legal play; passes only when it must | |
 | ``heuristic`` | plans the hand into few plays, keeps control, presses | ``weights`` |
 | ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k`` |
-| ``strong`` | the trained network shipped for the variant (``agents.pretrained``; needs torch) | ``mode``, ``device`` |
+| ``strong`` | the trained network shipped for the variant (``agents.pretrained``; needs torch); with a search option, a search whose candidates the network ranks | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k`` |
 | a file path | a trained checkpoint, by its suffix's loader (below) | the loader's |
 
 Options may also be written into the name, ``KEY=VALUE`` items after a colon, each value read
@@ -118,15 +118,21 @@ def make_agent(name_or_path: str | Path, variant: Variant | str, seed: int | Non
 def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agent:
     """The network shipped for ``variant`` (``agents.pretrained``), loaded by the ``.pt`` loader
     with the same rules required."""
-    unknown = sorted(set(options) - set(pretrained.OPTIONS))
+    allowed = pretrained.OPTIONS + pretrained.SEARCH_OPTIONS
+    unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise ValueError(
-            f"agent {pretrained.STRONG!r} does not take option(s) {', '.join(unknown)}; "
-            f"it takes: {', '.join(pretrained.OPTIONS)}"
+            f"agent {pretrained.STRONG!r} does not take option(s) {', '.join(unknown)}; it takes: {', '.join(allowed)}"
         )
+    search = {k: options.pop(k) for k in pretrained.SEARCH_OPTIONS if k in options}
     path = pretrained.weights_path(variant)
     pretrained.need_torch()
-    return load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **options)
+    policy = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **options)
+    if not search:
+        return policy
+    searcher = SearchAgent(variant, seed=seed, prior=policy, **search)
+    searcher.name = f"{pretrained.STRONG}+search"
+    return searcher
 
 
 def make_agent_from_spec(spec: str | Agent, variant: Variant, seed: int | None = None) -> Agent:

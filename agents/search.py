@@ -4,7 +4,9 @@ sample out to the end of the game with the heuristic, keep the play with the bes
 Per move (for a seat with more than one legal play):
 
 1. **Candidates.** The heuristic scores every legal play; the ``top_k`` best are kept, and pass
-   when it is legal. A play that ends the game is taken at once.
+   when it is legal. A play that ends the game is taken at once. With a ``prior`` (any agent
+   with a ``scores`` method, e.g. a trained ``PolicyAgent``: ``strong:simulations=200``), the
+   prior ranks the candidates instead, and its best play is taken when nothing is searched.
 2. **Determinization.** The unseen cards are all 52 less the own hand and every card played
    this game. Each sample deals them at random to the opponents, each getting exactly the
    number of cards it holds (read from the observation); whatever is left over stayed undealt
@@ -80,8 +82,14 @@ class SearchAgent(Agent):
         seconds: float | None = None,
         top_k: int = DEFAULT_TOP_K,
         weights: np.ndarray | None = None,
+        prior: Agent | None = None,
     ) -> None:
         super().__init__(variant, seed)
+        if prior is not None and not callable(getattr(prior, "scores", None)):
+            raise ValueError(
+                f"prior must be an agent with a scores(obs, legal_ids, legal_counts) method, got {prior!r}"
+            )
+        self.prior = prior
         if simulations is not None and not _count(simulations):
             raise ValueError(f"simulations must be a positive integer (rollouts per move), got {simulations!r}")
         if seconds is not None and not (
@@ -115,15 +123,20 @@ class SearchAgent(Agent):
         ids = np.asarray(legal_ids)
         counts = np.asarray(legal_counts)
         scores = self.heuristic.scores(obs, ids, counts)
+        ranks = scores if self.prior is None else self.prior.scores(obs, ids, counts)
         out = np.full(len(counts), -1, dtype=np.int64)
         for g in range(len(counts)):
             n = int(counts[g])
             if n <= 0:
                 continue
             row_ids = ids[g, :n].astype(np.int64)
-            order = np.argsort(-scores[g, :n], kind="stable")
+            order = np.argsort(-ranks[g, :n], kind="stable")
             out[g] = row_ids[order[0]]
-            if n == 1 or scores[g, order[0]] >= H.BIG / 2:
+            if n == 1:
+                continue
+            sure = int(np.argmax(scores[g, :n]))
+            if scores[g, sure] >= H.BIG / 2:  # a sure way out (the heuristic knows it): take it
+                out[g] = row_ids[sure]
                 continue
             cands = list(row_ids[order[: self.top_k]])
             if row_ids[0] == 0 and 0 not in cands:

@@ -9,12 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agents import make_agent
 from agents.play import TerminalGame
 from agents.pretrained import ENV_VAR, has_weights, shipped_variants
 from bigtwo_env import __version__, load_variant
+from bigtwo_env.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK_TORCH = "import sys; sys.modules['torch'] = None; sys.modules['tensorboard'] = None\n"  # as if not installed
@@ -115,8 +117,35 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
     with pytest.raises(ValueError, match=r"opening_every_game: False \(trained\) vs True \(here\)"):
         make_agent("strong", load_variant("taiwan", opening_every_game=True))
     assert make_agent("strong", load_variant("taiwan", direction="clockwise")).name == "strong"  # seat labels only
-    with pytest.raises(ValueError, match="does not take option.*takes: mode, device"):
-        make_agent("strong:simulations=3", "taiwan")
+    # how a game is paid is not a rule of play: the same plays, another scoring
+    assert make_agent("strong", load_variant("taiwan", scoring="collect", unit=2)).name == "strong"
+    with pytest.raises(ValueError, match="does not take option.*takes: mode, device, simulations, seconds, top_k"):
+        make_agent("strong:depth=3", "taiwan")
+
+
+def test_strong_with_search_ranks_candidates_by_the_network(strong_dir):
+    from agents.search import SearchAgent
+
+    agent = make_agent("strong:simulations=16,top_k=2", "taiwan", seed=0)
+    assert isinstance(agent, SearchAgent) and agent.name == "strong+search" and agent.prior.name == "strong"
+    eng = Engine("taiwan", num_games=6, seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(3):  # a few plies in, so that answers (and passes) are among the moves
+        ids, n = eng.legal_actions()
+        eng.step(ids[np.arange(6), (rng.random(6) * n).astype(np.int64)])
+    ids, n = eng.legal_actions()
+    obs = eng.observe()
+    ranks = agent.prior.scores(obs, ids, n)
+    assert np.isneginf(ranks[np.arange(ids.shape[1])[None, :] >= n[:, None]]).all()
+    acts = agent.act(obs, ids, n)
+    sure = agent.heuristic.scores(obs, ids, n)
+    for g in range(6):
+        row = ids[g, : n[g]]
+        # the network's two best (and pass when legal) are searched; a sure way out is taken at once
+        allowed = set(row[np.argsort(-ranks[g, : n[g]], kind="stable")[:2]].tolist()) | {0} & set(row.tolist())
+        allowed.add(int(row[int(np.argmax(sure[g, : n[g]]))]))
+        assert acts[g] in allowed
+    assert agent.stats["searched"] > 0
 
 
 def test_strong_without_torch_names_the_extra(tmp_path):

@@ -88,6 +88,19 @@ class PolicyAgent(Agent):
         out[rows] = legal[np.arange(rows.size), pick.cpu().numpy()]
         return out
 
+    @torch.no_grad()
+    def scores(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
+        """The network's score (logit) of every legal play, float64 ``(B, L)``, ``-inf`` beyond each
+        row's count: what ``act`` takes the best of, and what search ranks its candidates by."""
+        obs, legal_ids, counts = self.check_inputs(obs, legal_ids, legal_counts)
+        out = np.full(legal_ids.shape, -np.inf)
+        rows = np.flatnonzero(counts > 0)
+        if rows.size:
+            width = int(counts[rows].max())
+            s, _ = self.net.score_arrays(np.asarray(obs, np.float32)[rows], legal_ids[rows, :width], counts[rows])
+            out[rows, :width] = s.double().cpu().numpy()
+        return out
+
     def state_dict(self) -> dict:
         """RNG states (the weights are fixed)."""
         return {"rng": self.rng.bit_generator.state, "generator": self.generator.get_state()}
