@@ -6,12 +6,14 @@ included:
 
 - ``game``: the readable ``Game`` view (card texts in, card texts out);
 - ``aec``: the PettingZoo AEC env (observation dict with the dense action mask each step);
-- ``vector``: the vector env at batch 1, 64, 1,024 and 4,096, legal actions as id lists.
+- ``vector``: the vector env at batch 1, 64, 1,024 and 4,096, legal actions as id lists, handing
+  out the engine's own arrays (``copy=False``, as the trainers run it);
+- ``vector_copy``: batch 1,024 with ``copy=True`` (the default: each step's arrays copied).
 
 It also prints the memory the engine holds at batch 4,096 (state, observations, action table and
 a dense int8 mask of the whole batch) and the process's peak resident memory.
-``--json`` prints the same as one JSON object with keys ``game``, ``aec``, ``vector`` (keyed by
-batch size) and ``memory``.
+``--json`` prints the same as one JSON object with keys ``game``, ``aec``, ``vector`` and
+``vector_copy`` (keyed by batch size) and ``memory``.
 """
 
 from __future__ import annotations
@@ -77,10 +79,12 @@ def bench_aec(variant: str, steps: int, repeats: int, seed: int = 0) -> float:
     return _median_rate(run, repeats)
 
 
-def bench_vector(variant: str, batch: int, steps: int, repeats: int, seed: int = 0) -> float:
+def bench_vector(variant: str, batch: int, steps: int, repeats: int, seed: int = 0, copy: bool = False) -> float:
+    """Steps/s of the vector env; ``copy=False`` (the trainers' mode) hands out the engine's own
+    arrays, ``copy=True`` (the default a user gets) copies what each step returns."""
     from .vector import VectorEnv
 
-    venv = VectorEnv(variant, num_envs=batch, seed=seed)
+    venv = VectorEnv(variant, num_envs=batch, seed=seed, copy=copy)
     rng = np.random.default_rng(seed)
     rows = np.arange(batch)
 
@@ -118,6 +122,7 @@ def run_bench(variant: str = "taiwan", repeats: int = 5, quick: bool = False) ->
     out["aec"] = bench_aec(variant, int(10000 * scale), repeats)
     vec_steps = {1: 3000, 64: 300, 1024: 60, 4096: 20}
     out["vector"] = {str(b): bench_vector(variant, b, max(5, int(vec_steps[b] * scale)), repeats) for b in BATCHES}
+    out["vector_copy"] = {"1024": bench_vector(variant, 1024, max(5, int(vec_steps[1024] * scale)), repeats, copy=True)}
     out["memory"] = engine_memory(variant)
     out["memory"]["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
@@ -129,6 +134,8 @@ def _print_table(result: dict) -> None:
     print(f"  {'PettingZoo AEC env':<28} {result['aec']:>12,.0f}")
     for batch, rate in result["vector"].items():
         print(f"  {'vector env, batch ' + batch:<28} {rate:>12,.0f}")
+    for batch, rate in result["vector_copy"].items():
+        print(f"  {'... batch ' + batch + ', copy=True':<28} {rate:>12,.0f}")
     m = result["memory"]
     print(
         f"memory at batch {m['batch']}: engine {m['engine_total_mib']:.1f} MiB (state {m['state_mib']:.1f}, "
