@@ -47,7 +47,7 @@ Measured on this project's machine (2 CPU cores shared with other jobs, no GPU, 
 | the same with 2 torch threads | ~45k idle; 5-6k with other jobs running (hence 1 thread by default) |
 | DMC throughput, same network | ~80k env steps/s idle; 45-55k with other jobs running |
 | PPO throughput, strong config (256x2 encoder, 128 scorer, 1,024 envs, 2 threads, heuristic in the league) | 29,270 env steps/s over a 91-minute run |
-| legal plays only vs a dense 19,899-wide head, batch 1024 | see ``train.networks`` |
+| legal plays only vs a dense ~19,900-wide head, batch 1024 | see ``train.networks`` |
 
 See ``configs/train/default.yaml`` and ``configs/train/strong.yaml`` for the measured runs and their evaluations.
 """

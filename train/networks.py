@@ -1,6 +1,6 @@
 """Networks that score only the legal plays: a state encoder and a (state, action) scorer.
 
-The action space has ~20,000 plays (19,899 in ``taiwan``) but a seat has few legal ones (3.4 on
+The action space has ~20,000 plays (19,895 in ``taiwan``) but a seat has few legal ones (3.4 on
 average in random ``taiwan`` play, 128 at most in 300 x 1024 decisions). So, as in DouZero, no
 network here has a 20k-wide output. A play is described by features from the action table
 (``action_features``: its cards one-hot (52), its kind one-hot (10), its size / 6 and its strength
@@ -23,9 +23,9 @@ Measured on this project's 2-core CPU (torch 2.13, 1 thread, median of 21): a ba
 | encoder, scorer | head | forward (ms) | forward + backward (ms) | parameters |
 |---|---|---|---|---|
 | 128 x 2, 64 (the default) | legal plays only (this module) | 2.9 | 6.8 | 0.08 M |
-| 128 x 2 | dense 19,899-wide head, masked | 185 | 663 | 2.6 M |
+| 128 x 2 | dense ~19,900-wide head, masked | 185 | 663 | 2.6 M |
 | 256 x 2, 128 | legal plays only (this module) | 6.9 | 16.1 | 0.21 M |
-| 256 x 2 | dense 19,899-wide head, masked | 285 | 877 | 5.3 M |
+| 256 x 2 | dense ~19,900-wide head, masked | 285 | 877 | 5.3 M |
 
 So the dense head alone would cost ~60x the whole legal-only network per batch, and training
 at the default's ~30k environment steps/s would be out of reach.
