@@ -99,6 +99,14 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "jqka2_suited": ("flush", "no_play"),
 }
 DEFAULT_VARIANT = "taiwan"
+# What a game's payoff is under each scoring, in a few words (tables and reports say it).
+SCORING_SUMMARY = {
+    "cards": "minus the cards left",
+    "tiered": "losers pay their cards left, x2 from 10, x3 from 13; the winner collects",
+    "pairwise": "every pair settles the difference of their cards left",
+    "win_loss": "the winner +1, the others -1/(players-1)",
+    "collect": "each loser pays the winner its cards left (times its tier); the winner collects",
+}
 
 
 @dataclass(frozen=True)

@@ -542,3 +542,14 @@ def test_ppo_learns_to_beat_random(tmp_path):
     e = result.evaluations["random"]
     assert e.beats, (e.mean_payoff, e.ci_low, e.opponent_mean_payoff, e.opponent_ci_high)
     assert e.mean_payoff > e.opponent_mean_payoff + 0.5
+
+
+def test_evaluation_table_names_the_variants_scoring() -> None:
+    """The report under the final evaluation says how the payoffs were paid (not always cards)."""
+    from agents import make_agent
+    from train.evaluate import evaluate, format_table
+
+    for scoring, words in (("collect", "collect scoring: each loser pays the winner"), ("cards", "cards scoring")):
+        variant = load_variant("hong-kong", scoring=scoring)
+        table = format_table(evaluate(make_agent("greedy", variant), variant, ["random"], deals=4, seed=0))
+        assert words in table and table.count("scoring") == 1

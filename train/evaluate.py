@@ -15,7 +15,7 @@ from typing import Any
 
 from agents.base import Agent
 from agents.tournament import TournamentResult, run_tournament
-from bigtwo_env.variant import Variant
+from bigtwo_env.variant import SCORING_SUMMARY, Variant
 
 from .league import make_baseline
 
@@ -110,8 +110,10 @@ def format_table(evals: dict[str, Evaluation], agent_name: str = "trained") -> s
             f"{100 * e.win_rate:>5.1f}%  {e.opponent_mean_payoff:>+9.3f} [{e.opponent_ci_low:+.3f}, "
             f"{e.opponent_ci_high:+.3f}] {100 * e.opponent_win_rate:>5.1f}%  {'yes' if e.beats else 'no'}"
         )
+    scorings = sorted({e.result.variant.scoring for e in evals.values()})
+    paid = "; ".join(f"{s} scoring: {SCORING_SUMMARY[s]}" for s in scorings)
     lines.append(
-        "Payoff per game (cards scoring: minus the cards left). Each deal is played once per seat rotation: "
+        f"Payoff per game ({paid}). Each deal is played once per seat rotation: "
         "1 trained seat vs players-1 opponent copies;\nCI over deals: mean ± 1.96 sd/sqrt(deals); beats: the "
         "trained agent's interval lies above every opponent copy's."
     )
