@@ -109,6 +109,7 @@ def _ladder(args: argparse.Namespace) -> int:
         extra=parse_agent_list(args.agents) if args.agents else (),
         workers=args.workers,
         progress=not args.quiet,
+        settings=args.set or (),
     )
     table = ladder.markdown(timing=not args.no_timing)
     print(table, end="")
@@ -206,6 +207,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"the search agent's simulations per move (default {DEFAULT_SIMULATIONS})",
     )
     lad.add_argument("--agents", default=None, metavar="EXTRA,...", help="more agents: names or checkpoint paths")
+    lad.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a variant field (repeatable), e.g. scoring=collect",
+    )
     lad.add_argument("--out", metavar="FILE", help="also write the Markdown table to FILE")
     lad.add_argument("--no-timing", action="store_true", help="leave out ms/move (byte-identical reruns)")
     lad.add_argument(

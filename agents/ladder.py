@@ -34,11 +34,13 @@ byte-identical; the number of worker processes never changes the result).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bigtwo_env.settings import parse_settings
 from bigtwo_env.variant import Variant, load_variant, variant_names
 
 from . import pretrained
@@ -72,12 +74,15 @@ class Ladder:
     variant_arg: str  # the variant as given (a name or a YAML path)
     simulations: int
     extra: list[str]
+    settings: list[str] = dataclasses.field(default_factory=list)  # the --set KEY=VALUE items
 
     def command(self, timing: bool = True) -> str:
         """The ``bigtwo ladder`` command that makes this table (every option that changes it written out)."""
         r = self.result
         words = ["bigtwo", "ladder", "--variant", self.variant_arg, "--deals", str(r.deals), "--seed", str(r.seed)]
         words += ["--simulations", str(self.simulations)]
+        for item in self.settings:
+            words += ["--set", item]
         if self.extra:
             words += ["--agents", ",".join(self.extra)]
         if not timing:
@@ -138,12 +143,18 @@ def run_ladder(
     extra: Sequence[str] = (),
     workers: int | None = None,
     progress: bool = True,
+    settings: Sequence[str] = (),
 ) -> Ladder:
-    """Rate the ladder's field (``ladder_agents``) on ``variant`` with ``deals`` duplicate deals."""
+    """Rate the ladder's field (``ladder_agents``) on ``variant`` with ``deals`` duplicate deals;
+    ``settings``: variant fields changed, ``KEY=VALUE`` texts as ``--set`` takes them (e.g.
+    ``scoring=collect``: the variant keeps its name, so ``strong`` is still the one shipped for it)."""
+    variant_arg = variant.name if isinstance(variant, Variant) else str(variant)
+    if settings:
+        base = variant if isinstance(variant, Variant) else load_variant(variant)
+        variant = base.replace(**parse_settings(list(settings), form="key=value (a variant field)"))
     field = ladder_agents(variant, simulations, extra)
     result = run_tournament(variant, field, deals=deals, seed=seed, workers=workers, progress=progress, rating=True)
-    variant_arg = variant.name if isinstance(variant, Variant) else str(variant)
-    return Ladder(result, variant_arg, simulations, list(extra))
+    return Ladder(result, variant_arg, simulations, list(extra), list(settings))
 
 
 def describe_shipped() -> str:

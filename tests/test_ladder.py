@@ -91,3 +91,15 @@ def test_bad_input_is_a_clear_error(no_strong, capsys):
     assert "simulations (search's budget per move) must be a positive integer" in capsys.readouterr().err
     assert main(["ladder", "--list"]) == 0
     assert "none shipped yet" in capsys.readouterr().out
+
+
+def test_a_ladder_under_another_scoring_keeps_the_variant_and_says_so(no_strong, capsys):
+    ladder = run_ladder("hong-kong", settings=["scoring=collect", "tiers=[[10, 2], [13, 3]]"], **FAST)
+    v = ladder.result.variant
+    assert (v.name, v.scoring, v.tiers) == ("hong-kong", "collect", ((10, 2.0), (13, 3.0)))
+    command = shlex.split(ladder.command(timing=False))
+    assert command[command.index("--set") + 1] == "scoring=collect" and command.count("--set") == 2
+    assert main([*command[1:], "--quiet", "--workers", "1"]) == 0
+    assert capsys.readouterr().out == ladder.markdown(timing=False)
+    with pytest.raises(ValueError, match="scoring"):
+        run_ladder("hong-kong", settings=["scoring=most"], **FAST)
