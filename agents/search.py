@@ -6,7 +6,8 @@ Per move (for a seat with more than one legal play):
 1. **Candidates.** The heuristic scores every legal play; the ``top_k`` best are kept, and pass
    when it is legal. A play that ends the game is taken at once. With a ``prior`` (any agent
    with a ``scores`` method, e.g. a trained ``PolicyAgent``: ``strong:simulations=200``), the
-   prior ranks the candidates instead, and its best play is taken when nothing is searched.
+   prior's ``PRIOR_TOP`` best plays are searched too. (Ranking the candidates by the prior
+   alone scored worse: see README, "The strong config".)
 2. **Determinization.** The unseen cards are all 52 less the own hand and every card played
    this game. Each sample deals them at random to the opponents, each getting exactly the
    number of cards it holds (read from the observation); whatever is left over stayed undealt
@@ -51,6 +52,7 @@ from .base import Agent
 
 DEFAULT_SIMULATIONS = 1000
 DEFAULT_TOP_K = 5
+PRIOR_TOP = 2  # with a prior: its best plays searched besides the heuristic's top_k
 ROWS_PER_BATCH = 192  # rollouts stepped together in one engine
 MAX_ROLLOUT_STEPS = 5000  # a guard: every game ends long before this
 
@@ -123,22 +125,21 @@ class SearchAgent(Agent):
         ids = np.asarray(legal_ids)
         counts = np.asarray(legal_counts)
         scores = self.heuristic.scores(obs, ids, counts)
-        ranks = scores if self.prior is None else self.prior.scores(obs, ids, counts)
+        prior = None if self.prior is None else self.prior.scores(obs, ids, counts)
         out = np.full(len(counts), -1, dtype=np.int64)
         for g in range(len(counts)):
             n = int(counts[g])
             if n <= 0:
                 continue
             row_ids = ids[g, :n].astype(np.int64)
-            order = np.argsort(-ranks[g, :n], kind="stable")
+            order = np.argsort(-scores[g, :n], kind="stable")
             out[g] = row_ids[order[0]]
-            if n == 1:
-                continue
-            sure = int(np.argmax(scores[g, :n]))
-            if scores[g, sure] >= H.BIG / 2:  # a sure way out (the heuristic knows it): take it
-                out[g] = row_ids[sure]
+            if n == 1 or scores[g, order[0]] >= H.BIG / 2:
                 continue
             cands = list(row_ids[order[: self.top_k]])
+            if prior is not None:  # the prior's best plays join the heuristic's
+                best = row_ids[np.argsort(-prior[g, :n], kind="stable")[:PRIOR_TOP]]
+                cands += [a for a in best if a not in cands]
             if row_ids[0] == 0 and 0 not in cands:
                 cands.append(0)
             if len(cands) > 1:

@@ -123,8 +123,8 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
         make_agent("strong:depth=3", "taiwan")
 
 
-def test_strong_with_search_ranks_candidates_by_the_network(strong_dir):
-    from agents.search import SearchAgent
+def test_strong_with_search_adds_the_networks_best_plays(strong_dir):
+    from agents.search import PRIOR_TOP, SearchAgent
 
     agent = make_agent("strong:simulations=16,top_k=2", "taiwan", seed=0)
     assert isinstance(agent, SearchAgent) and agent.name == "strong+search" and agent.prior.name == "strong"
@@ -137,13 +137,14 @@ def test_strong_with_search_ranks_candidates_by_the_network(strong_dir):
     obs = eng.observe()
     ranks = agent.prior.scores(obs, ids, n)
     assert np.isneginf(ranks[np.arange(ids.shape[1])[None, :] >= n[:, None]]).all()
+    heuristic = agent.heuristic.scores(obs, ids, n)
     acts = agent.act(obs, ids, n)
-    sure = agent.heuristic.scores(obs, ids, n)
     for g in range(6):
-        row = ids[g, : n[g]]
-        # the network's two best (and pass when legal) are searched; a sure way out is taken at once
-        allowed = set(row[np.argsort(-ranks[g, : n[g]], kind="stable")[:2]].tolist()) | {0} & set(row.tolist())
-        allowed.add(int(row[int(np.argmax(sure[g, : n[g]]))]))
+        row = ids[g, : n[g]].tolist()
+        # searched: the heuristic's two best, the network's PRIOR_TOP best, and pass when legal
+        allowed = {row[i] for i in np.argsort(-heuristic[g, : n[g]], kind="stable")[:2]}
+        allowed |= {row[i] for i in np.argsort(-ranks[g, : n[g]], kind="stable")[:PRIOR_TOP]}
+        allowed |= {0} & set(row)
         assert acts[g] in allowed
     assert agent.stats["searched"] > 0
 
