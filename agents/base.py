@@ -52,12 +52,12 @@ def check_act_inputs(
     legal_counts: object,
     players: int,
     actions: int,
-    bounds: tuple[np.ndarray, np.ndarray] | None = None,
+    bounds: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(obs, legal_ids, legal_counts)`` as arrays if they are what ``Agent.act`` takes for
     ``players`` seats and ``actions`` action ids (see the module docstring), else ``ValueError``
     naming the input and what is allowed. ``bounds``: each slot's lowest and highest value
-    (``obs_bounds(variant)``); ``None``: 0..1 everywhere."""
+    (``obs_bounds(variant)``: match scores are signed, so no single range fits every slot)."""
     obs_a, ids, counts = np.asarray(obs), np.asarray(legal_ids), np.asarray(legal_counts)
     if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
         raise ValueError(
@@ -79,14 +79,13 @@ def check_act_inputs(
         )
     if b == 0:
         return obs_a, ids, counts
-    low, high = (0.0, 1.0) if bounds is None else bounds
+    low, high = bounds
     inside = (obs_a >= low) & (obs_a <= high)  # NaN is outside
     if not inside.all():
         bad = int(np.flatnonzero(~inside.all(axis=1))[0])
         slot = int(np.flatnonzero(~inside[bad])[0])
-        lo, hi = (low, high) if bounds is None else (low[slot].item(), high[slot].item())
         raise ValueError(
-            f"obs must hold the engine's values (slot {slot}: {lo:g}..{hi:g}); row {bad} holds "
+            f"obs must hold the engine's values (slot {slot}: {low[slot].item():g}..{high[slot].item():g}); row {bad} holds "
             f"{obs_a[bad, slot].item()!r} there"
         )
     width = ids.shape[1]
