@@ -763,51 +763,65 @@ def act_obs(obs, legal, legal_n, players, cpp, R, five_ctrl, higher, suit_order,
         out[g] = legal[g, i]
 
 
-@njit(nogil=True)
-def act_state(R, S, five_ctrl, higher, suit_order, w, two_ends, full, out, scores):
-    """Batch, for rollouts inside search: the same decision read from an engine state (the seat
-    to act's own view only); -1 for finished games."""
+@njit
+def decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, full, counts, scores):
+    """Index into ``S.legal[g]`` of the heuristic's play for game ``g``'s seat to act, read from
+    the engine state (that seat's own view only: its hand, the cards played, the counts)."""
     players = R.ip[K.IP_PLAYERS]
     cpp = R.ip[K.IP_CPP]
-    counts = np.zeros(players, dtype=np.int64)
+    n = S.legal_n[g]
+    if n == 1:
+        return 0
     full_mask = (U1 << np.uint64(52)) - U1
+    seat = S.current[g]
+    hand = S.hands[g, seat]
+    seen = hand
+    for k in range(players):
+        s = absolute_seat(g, seat, k, R, S)
+        seen |= S.played[g, s]
+        counts[k] = S.counts[g, s]
+    return decide(
+        hand,
+        ~seen & full_mask,
+        counts,
+        players,
+        cpp,
+        np.int64(S.table_action[g]),
+        relative_seat(g, seat, S.table_seat[g], R, S) if S.table_seat[g] >= 0 else np.int64(-1),
+        np.int64(S.duty[g]),
+        np.int64(S.opening[g]),
+        S.legal[g],
+        n,
+        R,
+        five_ctrl,
+        higher,
+        suit_order,
+        w,
+        two_ends,
+        full,
+        scores,
+    )
+
+
+@njit(nogil=True)
+def rollout_state(first, scores, payoff, R, S, five_ctrl, higher, suit_order, w, two_ends, max_steps):
+    """Rollouts, for search: in each game play ``first[g]`` (a legal play of its seat to act), then
+    the heuristic at every seat until the game is over (or ``max_steps`` plays, a guard);
+    ``payoff[g]`` gets seat 0's payoff of the game (0 if it did not end). The state's matches
+    must be one game long without autoreset, as ``SearchAgent`` builds them. Each game is played
+    to its end on its own (no lockstep), so slices of the batch can run in threads."""
+    counts = np.zeros(R.ip[K.IP_PLAYERS], dtype=np.int64)
     for g in range(S.seeds.shape[0]):
-        n = S.legal_n[g]
-        if S.over[g] or n <= 0:
-            out[g] = -1
-            continue
-        seat = S.current[g]
-        if n == 1:
-            out[g] = S.legal[g, 0]
-            continue
-        hand = S.hands[g, seat]
-        seen = hand
-        for k in range(players):
-            s = absolute_seat(g, seat, k, R, S)
-            seen |= S.played[g, s]
-            counts[k] = S.counts[g, s]
-        i = decide(
-            hand,
-            ~seen & full_mask,
-            counts,
-            players,
-            cpp,
-            np.int64(S.table_action[g]),
-            relative_seat(g, seat, S.table_seat[g], R, S) if S.table_seat[g] >= 0 else np.int64(-1),
-            np.int64(S.duty[g]),
-            np.int64(S.opening[g]),
-            S.legal[g],
-            n,
-            R,
-            five_ctrl,
-            higher,
-            suit_order,
-            w,
-            two_ends,
-            full,
-            scores[g],
-        )
-        out[g] = S.legal[g, i]
+        payoff[g] = 0.0
+        K.step_one(g, first[g], R, S, False)
+        steps = 0
+        while not S.over[g] and steps < max_steps:
+            S.legal_n[g] = K.legal_one(g, R, S)
+            i = decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, False, counts, scores[g])
+            K.step_one(g, S.legal[g, i], R, S, False)
+            steps += 1
+        if S.over[g]:
+            payoff[g] = S.payoffs[g, 0]
 
 
 class HeuristicAgent(Agent):

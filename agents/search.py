@@ -15,8 +15,8 @@ Per move (for a seat with more than one legal play):
 3. **Rollouts.** One batched ``Engine`` holds ``samples x candidates`` copies of the position
    (``Engine.set_position``, the observer as seat 0, the other seats relative to it, so in the
    game's own play order even when that game is reversed, ``direction_per_game``); each copy
-   plays its candidate, then every seat plays the heuristic in lockstep until every copy's game
-   is over. Each candidate is tried on the same samples, so they are compared on equal deals.
+   plays its candidate, then every seat plays the heuristic until that copy's game is over, all
+   in one compiled kernel (``heuristic.rollout_state``) run on ``threads`` slices of the copies. Each candidate is tried on the same samples, so they are compared on equal deals.
 4. **Choice.** The candidate with the highest mean payoff for the observer's seat; ties go to
    the heuristic's order.
 
@@ -43,7 +43,8 @@ import time
 
 import numpy as np
 
-from bigtwo_env.engine import Engine
+from bigtwo_env import kernels as K
+from bigtwo_env.engine import THREADS, Engine, run_batched
 from bigtwo_env.observation import decode_observation
 from bigtwo_env.variant import Variant
 
@@ -72,7 +73,8 @@ class SearchAgent(Agent):
     """Determinized Monte-Carlo search over the heuristic's top plays (see the module docstring).
 
     ``simulations``: rollouts per move in all; ``seconds``: time per move instead; ``top_k``:
-    candidates kept (pass is added when legal); ``weights``: the heuristic's weights."""
+    candidates kept (pass is added when legal); ``weights``: the heuristic's weights; ``threads``:
+    threads playing the rollouts (default one per core, up to 4; the result does not depend on it)."""
 
     name = "search"
 
@@ -85,6 +87,7 @@ class SearchAgent(Agent):
         top_k: int = DEFAULT_TOP_K,
         weights: np.ndarray | None = None,
         prior: Agent | None = None,
+        threads: int | None = None,
     ) -> None:
         super().__init__(variant, seed)
         if prior is not None and not callable(getattr(prior, "scores", None)):
@@ -101,6 +104,9 @@ class SearchAgent(Agent):
             and seconds > 0
         ):
             raise ValueError(f"seconds must be a positive finite number (seconds per move), got {seconds!r}")
+        if threads is not None and not _count(threads):
+            raise ValueError(f"threads must be a positive integer (rollout threads; default one per core), got {threads!r}")
+        self.threads = THREADS if threads is None else int(threads)
         if not _count(top_k):
             raise ValueError(f"top_k must be a positive integer (candidate plays), got {top_k!r}")
         if simulations is None and seconds is None:
@@ -114,7 +120,7 @@ class SearchAgent(Agent):
         self.sim_variant = (
             variant if variant.games == 1 and variant.target_score == 0 else variant.replace(games=1, target_score=0)
         )
-        self._engines: dict[int, tuple[Engine, np.ndarray, np.ndarray]] = {}
+        self._engines: dict[int, tuple[Engine, np.ndarray]] = {}
         self.stats = {"moves": 0, "searched": 0, "rollouts": 0, "seconds": 0.0}
         self.last_values: dict[int, float] = {}  # mean payoff of each candidate in the last search
 
@@ -149,10 +155,11 @@ class SearchAgent(Agent):
         self.stats["seconds"] += time.perf_counter() - start
         return out
 
-    def _engine(self, rows: int) -> tuple[Engine, np.ndarray, np.ndarray]:
+    def _engine(self, rows: int) -> tuple[Engine, np.ndarray]:
+        """An engine of ``rows`` games for rollouts, and the heuristic's scratch scores."""
         if rows not in self._engines:
             eng = Engine(self.sim_variant, num_games=rows, seed=0)
-            self._engines[rows] = (eng, np.empty(rows, np.int64), np.zeros((rows, eng.state.legal.shape[1])))
+            self._engines[rows] = (eng, np.zeros((rows, eng.state.legal.shape[1])))
         return self._engines[rows]
 
     def _search(self, row: np.ndarray, cands: np.ndarray) -> int:
@@ -213,20 +220,23 @@ class SearchAgent(Agent):
         return int(cands[int(np.argmax(means))])
 
     def _rollout(self, hands, actions, played, table, table_seat, passes, opening) -> np.ndarray:
-        """Payoff of seat 0 in each row after playing ``actions`` and the heuristic to the end."""
+        """Payoff of seat 0 in each row after playing ``actions`` and the heuristic to the end
+        (``heuristic.rollout_state``, on ``threads`` slices of the rows at once)."""
         rows = len(actions)
-        eng, out, scores = self._engine(rows)
+        eng, scores = self._engine(rows)
         eng.set_position(slice(None), hands, played, 0, table, table_seat, passes, opening)
-        payoff = np.zeros(rows)
-        res = eng.step(actions)
-        payoff[res.game_over] += res.payoffs[res.game_over, 0]
+        bad = int(K.check_actions(actions, eng.state))
+        if bad >= 0:  # cannot happen: the candidates are legal plays of the observed position
+            raise ValueError(f"candidate play {int(actions[bad])} is not legal in the sampled position")
+        payoff = np.empty(rows)
         c = self.ctx
-        for _ in range(MAX_ROLLOUT_STEPS):
-            if eng.over.all():
-                break
-            H.act_state(
-                eng.rules, eng.state, c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, False, out, scores
-            )
-            res = eng.step(out)
-            payoff[res.game_over] += res.payoffs[res.game_over, 0]
+        run_batched(
+            H.rollout_state,
+            eng.state,
+            before=(eng.rules,),
+            after=(c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, MAX_ROLLOUT_STEPS),
+            rows=(actions, scores, payoff),
+            threads=self.threads,
+            min_rows=2,
+        )
         return payoff

@@ -46,14 +46,15 @@ from .seeds import seed_array
 from .variant import Variant, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
-_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 _POOL: ThreadPoolExecutor | None = None
 
 
-def _pool() -> ThreadPoolExecutor:
+def thread_pool() -> ThreadPoolExecutor:
+    """The threads that run slices of a batch (``THREADS`` of them, made on first use)."""
     global _POOL
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="bigtwo-engine")
+        _POOL = ThreadPoolExecutor(THREADS, thread_name_prefix="bigtwo-engine")
     return _POOL
 
 
@@ -68,17 +69,25 @@ def compiled(kernel: Callable, *args: object) -> Callable:
 
 
 def run_batched(
-    kernel: Callable, state: K.State, before: tuple = (), after: tuple = (), rows: tuple = (), threads: int = 1
+    kernel: Callable,
+    state: K.State,
+    before: tuple = (),
+    after: tuple = (),
+    rows: tuple = (),
+    threads: int = 1,
+    min_rows: int = PARALLEL_FROM,
 ) -> None:
     """Run a batch kernel ``kernel(*rows, *before, state, *after)`` on ``threads`` slices of the
-    batch at once (the kernels release the GIL). ``rows`` are per-game arrays sliced alongside."""
+    batch at once (the kernels release the GIL). ``rows`` are per-game arrays sliced alongside.
+    Batches under ``min_rows`` games run in the calling thread."""
     n = state.seeds.shape[0]
-    if threads <= 1 or n < PARALLEL_FROM:
+    threads = min(threads, n)
+    if threads <= 1 or n < min_rows:
         kernel(*rows, *before, state, *after)
         return
     bounds = np.linspace(0, n, threads + 1).astype(int)
     futures = [
-        _pool().submit(kernel, *(r[lo:hi] for r in rows), *before, K.State(*(a[lo:hi] for a in state)), *after)
+        thread_pool().submit(kernel, *(r[lo:hi] for r in rows), *before, K.State(*(a[lo:hi] for a in state)), *after)
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
     ]
     for f in futures:
@@ -179,7 +188,7 @@ class Engine:
         self.players = self.variant.players
         self.autoreset = bool(autoreset)
         self.obs_size = obs_size(self.players)
-        self.threads = int(threads) if threads is not None else _THREADS
+        self.threads = int(threads) if threads is not None else THREADS
         self._threads = self.threads if self.num_games >= PARALLEL_FROM else 1
         n, p = self.num_games, self.players
         cap = legal_capacity(self.variant, self.table)

@@ -248,6 +248,41 @@ def test_search_seed_changes_its_samples():
     assert a.rng.random() != b.rng.random()
 
 
+@pytest.mark.parametrize("name", ["taiwan", "hong-kong", "online-cn"])
+def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name):
+    """Search's rollouts (``rollout_state``, one compiled loop per game) end every game as the
+    heuristic playing every seat through ``Engine.step`` does, with the same payoffs."""
+    from agents import heuristic as H
+
+    variant = load_variant(name).replace(games=1, target_score=0)
+    n = 24
+    ref = Engine(variant, num_games=n, seed=5)
+    fast = Engine(variant, num_games=n, seed=5)
+    heur = HeuristicAgent(variant)
+    first = heur.act(ref.observe(), *ref.legal_actions())
+    payoff_ref = np.zeros(n)
+    acts = first
+    while not ref.over.all():
+        res = ref.step(acts)
+        payoff_ref[res.game_over] = res.payoffs[res.game_over, 0]
+        acts = heur.act(ref.observe(), *ref.legal_actions())
+        acts[ref.over] = -1
+    c = heur.ctx
+    scores = np.zeros((n, fast.state.legal.shape[1]))
+    payoff = np.full(n, np.nan)
+    args = (c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, 5000)
+    H.rollout_state(first, scores, payoff, fast.rules, fast.state, *args)
+    assert fast.over.all()
+    assert (fast.state.hands == ref.state.hands).all()
+    np.testing.assert_array_equal(payoff, payoff_ref)
+
+
+def test_search_plays_the_same_on_one_thread_or_two():
+    assert _decisions(lambda v: SearchAgent(v, seed=3, simulations=40, threads=1), 8, steps=10) == _decisions(
+        lambda v: SearchAgent(v, seed=3, simulations=40, threads=2), 8, steps=10
+    )
+
+
 # ---------------------------------------------------------------- Engine.set_position
 
 
