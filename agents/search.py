@@ -105,7 +105,9 @@ class SearchAgent(Agent):
         ):
             raise ValueError(f"seconds must be a positive finite number (seconds per move), got {seconds!r}")
         if threads is not None and not _count(threads):
-            raise ValueError(f"threads must be a positive integer (rollout threads; default one per core), got {threads!r}")
+            raise ValueError(
+                f"threads must be a positive integer (rollout threads; default one per core), got {threads!r}"
+            )
         self.threads = THREADS if threads is None else int(threads)
         if not _count(top_k):
             raise ValueError(f"top_k must be a positive integer (candidate plays), got {top_k!r}")
