@@ -146,20 +146,27 @@ def parse_agent_list(text: str) -> list[str]:
 
     >>> parse_agent_list("heuristic, random*2, search:simulations=64,top_k=4")
     ['heuristic', 'random', 'random', 'search:simulations=64,top_k=4']
+    >>> parse_agent_list("search:simulations=64,top_k=4*2, random")
+    ['search:simulations=64,top_k=4', 'search:simulations=64,top_k=4', 'random']
     """
     out: list[str] = []
+    continued = False  # the last entry may still take key=value parts
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
-        if out and ":" in out[-1] and _OPTION.match(part):
-            out[-1] = f"{out[-1]},{part}"
-            continue
         name, star, count = part.rpartition("*")
+        repeat = 1
         if star and count.strip().isdigit() and name.strip():
-            out.extend([name.strip()] * int(count))
+            part, repeat = name.strip(), int(count)
+            if repeat < 1:
+                raise ValueError(f"{part}*{count.strip()}: a repeat count is at least 1")
+        if continued and _OPTION.match(part):
+            out[-1] = f"{out[-1]},{part}"
+            out.extend([out[-1]] * (repeat - 1))
         else:
-            out.append(part)
+            out.extend([part] * repeat)
+        continued = ":" in out[-1] and repeat == 1 if out else False
     if not out:
         raise ValueError("no agents given: list agent names or checkpoint paths, e.g. heuristic,random,random,random")
     return out

@@ -53,6 +53,7 @@ from .base import Agent
 
 DEFAULT_SIMULATIONS = 1000
 DEFAULT_TOP_K = 5
+SCHEDULES = ("even", "halving")  # how ``simulations`` are shared over the candidates
 PRIOR_TOP = 2  # with a prior: its best plays searched besides the heuristic's top_k
 ROWS_PER_BATCH = 192  # rollouts stepped together in one engine
 MAX_ROLLOUT_STEPS = 5000  # a guard: every game ends long before this
@@ -88,6 +89,7 @@ class SearchAgent(Agent):
         weights: np.ndarray | None = None,
         prior: Agent | None = None,
         threads: int | None = None,
+        schedule: str = "even",
     ) -> None:
         super().__init__(variant, seed)
         if prior is not None and not callable(getattr(prior, "scores", None)):
@@ -109,6 +111,11 @@ class SearchAgent(Agent):
                 f"threads must be a positive integer (rollout threads; default one per core), got {threads!r}"
             )
         self.threads = THREADS if threads is None else int(threads)
+        if schedule not in SCHEDULES:
+            raise ValueError(
+                f"schedule must be one of {', '.join(SCHEDULES)} (how simulations are shared), got {schedule!r}"
+            )
+        self.schedule = schedule
         if not _count(top_k):
             raise ValueError(f"top_k must be a positive integer (candidate plays), got {top_k!r}")
         if simulations is None and seconds is None:
@@ -183,31 +190,52 @@ class SearchAgent(Agent):
         if need > len(unseen):  # cannot happen with a consistent observation
             raise ValueError(f"observation holds {need} opponents' cards but only {len(unseen)} are unseen")
 
+        def deal(samples: int) -> np.ndarray:
+            """``samples`` guesses of every seat's hand (the observer's own in column 0)."""
+            keys = self.rng.random((samples, len(unseen)))
+            dealt = unseen[np.argsort(keys, axis=1)]
+            hands = np.zeros((samples, P), dtype=np.uint64)
+            hands[:, 0] = hand
+            off = 0
+            for k in range(1, P):
+                hands[:, k] = np.bitwise_or.reduce(_BITS[dealt[:, off : off + left[k]]], axis=1)
+                off += left[k]
+            return hands
+
+        def rollouts(hands: np.ndarray, plays: np.ndarray) -> np.ndarray:
+            """Payoffs (samples, plays): every play tried on every sample."""
+            rows = self._rollout(
+                np.repeat(hands, len(plays), axis=0),
+                np.tile(plays, len(hands)),
+                played,
+                table,
+                table_seat,
+                passes,
+                opening,
+            )
+            self.stats["rollouts"] += rows.size
+            return rows.reshape(len(hands), len(plays))
+
+        if self.seconds is None and self.schedule == "halving":
+            best, means = self._halving(cands, deal, rollouts)
+        else:
+            means = self._even(cands, deal, rollouts)
+            best = int(np.argmax(means))
+        self.last_values = {int(a): float(v) for a, v in zip(cands, means, strict=True)}
+        return int(cands[best])
+
+    def _even(self, cands: np.ndarray, deal, rollouts) -> np.ndarray:
+        """Mean payoff of each candidate, every one tried on the same samples: ``simulations``
+        split evenly, or batches until ``seconds`` are spent."""
         C = len(cands)
         per_batch = max(1, ROWS_PER_BATCH // C)
-        if self.seconds is None:
-            total = max(1, -(-int(self.simulations) // C))  # samples, rounded up
+        total = 0 if self.seconds is not None else max(1, -(-int(self.simulations) // C))  # samples, rounded up
         sums = np.zeros(C)
         done = 0
         t0 = time.perf_counter()
         while True:
             s_b = per_batch if self.seconds is not None else min(per_batch, total - done)
-            keys = self.rng.random((s_b, len(unseen)))
-            dealt = unseen[np.argsort(keys, axis=1)]
-            hands = np.zeros((s_b, P), dtype=np.uint64)
-            hands[:, 0] = hand
-            off = 0
-            for k in range(1, P):
-                seg = dealt[:, off : off + left[k]]
-                hands[:, k] = np.bitwise_or.reduce(_BITS[seg], axis=1)
-                off += left[k]
-            sums += (
-                self._rollout(
-                    np.repeat(hands, C, axis=0), np.tile(cands, s_b), played, table, table_seat, passes, opening
-                )
-                .reshape(s_b, C)
-                .sum(0)
-            )
+            sums += rollouts(deal(s_b), cands).sum(0)
             done += s_b
             if self.seconds is None:
                 if done >= total:
@@ -216,10 +244,28 @@ class SearchAgent(Agent):
                 spent = time.perf_counter() - t0
                 if spent + spent / done * s_b > self.seconds:
                     break
-        self.stats["rollouts"] += done * C
-        means = sums / done
-        self.last_values = {int(a): float(v) for a, v in zip(cands, means, strict=True)}
-        return int(cands[int(np.argmax(means))])
+        return sums / done
+
+    def _halving(self, cands: np.ndarray, deal, rollouts) -> tuple[int, np.ndarray]:
+        """Sequential halving: ``ceil(log2 C)`` rounds share ``simulations``; each round tries the
+        candidates still in on new samples (the same ones for all), then keeps the better half
+        by mean payoff so far (ties by the heuristic's order). Returns the index of the best
+        survivor, and every candidate's mean (a dropped one's as it was when dropped)."""
+        C = len(cands)
+        rounds = max(1, math.ceil(math.log2(C)))
+        sums = np.zeros(C)
+        tried = np.zeros(C)
+        alive = np.arange(C)
+        for r in range(rounds):
+            samples = max(1, int(self.simulations) // (rounds * len(alive)))
+            sums[alive] += rollouts(deal(samples), cands[alive]).sum(0)
+            tried[alive] += samples
+            if r < rounds - 1:
+                means = sums[alive] / tried[alive]
+                keep = np.sort(np.argsort(-means, kind="stable")[: -(-len(alive) // 2)])
+                alive = alive[keep]
+        means = sums / tried
+        return int(alive[int(np.argmax(means[alive]))]), means
 
     def _rollout(self, hands, actions, played, table, table_seat, passes, opening) -> np.ndarray:
         """Payoff of seat 0 in each row after playing ``actions`` and the heuristic to the end

@@ -338,3 +338,28 @@ def test_set_position_rejects_inconsistent_positions(kwargs, message):
     args["hands"] = np.array(args["hands"], dtype=np.uint64)
     with pytest.raises(ValueError, match=message):
         eng.set_position(0, **args)
+
+
+# ---------------------------------------------------------------- agent lists
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("heuristic, random*3", ["heuristic", "random", "random", "random"]),
+        ("search:simulations=8,top_k=2*3", ["search:simulations=8,top_k=2"] * 3),
+        ("search:simulations=8*2,greedy", ["search:simulations=8", "search:simulations=8", "greedy"]),
+        ("strong:simulations=8,random*2", ["strong:simulations=8", "random", "random"]),
+    ],
+)
+def test_agent_lists_repeat_whole_entries_options_included(text, expected):
+    from agents.registry import parse_agent_list
+
+    assert parse_agent_list(text) == expected
+
+
+def test_agent_list_refuses_a_zero_repeat():
+    from agents.registry import parse_agent_list
+
+    with pytest.raises(ValueError, match=r"random\*0: a repeat count is at least 1"):
+        parse_agent_list("heuristic,random*0")

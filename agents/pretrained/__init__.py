@@ -42,7 +42,7 @@ from bigtwo_env.variant import Variant
 STRONG = "strong"  # the agent name
 OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (train.policy_agent.load_policy_agent's)
 # ... and with any of these, the network ranks the candidates of a search (agents.search.SearchAgent)
-SEARCH_OPTIONS = ("simulations", "seconds", "top_k", "threads")
+SEARCH_OPTIONS = ("simulations", "seconds", "top_k", "threads", "schedule")
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
 EXTRA = "pip install 'bigtwo[train]'"
