@@ -553,3 +553,39 @@ def test_evaluation_table_names_the_variants_scoring() -> None:
         variant = load_variant("hong-kong", scoring=scoring)
         table = format_table(evaluate(make_agent("greedy", variant), variant, ["random"], deals=4, seed=0))
         assert words in table and table.count("scoring") == 1
+
+
+def test_stop_at_timesteps_is_the_same_run_stopped_early(tmp_path):
+    """``stop_at_timesteps`` stops a run whose learning rate still anneals over ``total_timesteps``:
+    its weights are the longer run's at that step (how the shipped strong runs are remade)."""
+    full = run_training(tiny(tmp_path / "a", total_timesteps=2048, checkpoint_every=1024))
+    at_1024 = ckpt.list_checkpoints(Path(tmp_path / "a" / "runs" / "tiny"))[0]
+    assert ckpt.load(at_1024)["global_step"] == 1024 and full.global_step == 2048
+    stopped = run_training(tiny(tmp_path / "b", total_timesteps=2048, checkpoint_every=1024, stop_at_timesteps=1024))
+    assert stopped.global_step == 1024
+    assert same_weights(weights(stopped.checkpoint), weights(at_1024))
+    shorter = run_training(tiny(tmp_path / "c", total_timesteps=1024))  # another schedule: other weights
+    assert not same_weights(weights(shorter.checkpoint), weights(at_1024))
+
+
+def test_per_variant_fields_apply_to_their_variant_and_yield_to_set(tmp_path):
+    from train.config import load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "variant: taiwan\nstop_at_timesteps: 5\n"
+        "per_variant: {hong-kong: {variant_settings: {scoring: collect}, stop_at_timesteps: 7}, japan: {lr: 0.01}}\n"
+    )
+    assert load_config(path).stop_at_timesteps == 5  # taiwan: no entry
+    hk = load_config(path, ["variant=hong-kong"])
+    assert hk.variant_settings == {"scoring": "collect"} and hk.stop_at_timesteps == 7
+    assert load_config(path, ["variant=hong-kong", "stop_at_timesteps=9"]).stop_at_timesteps == 9
+    assert load_config(path, ["variant=japan"]).lr == 0.01
+    for bad, message in [
+        ("{hong-kong: {lr: 7}}", r"per_variant.hong-kong: field 'lr' has bad value 7"),
+        ("{hong-kong: {learning_rate: 1}}", r"per_variant.hong-kong: unknown field 'learning_rate'"),
+        ("{hong-kong: {variant: taiwan}}", r"per_variant.hong-kong: field 'variant' cannot be set per variant"),
+        ("{hong-kong: 3}", r"per_variant.hong-kong is 3; allowed: a mapping of fields"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            load_config("default", [f"per_variant={bad}"])

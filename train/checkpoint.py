@@ -339,6 +339,7 @@ def prune(run_dir: str | Path, keep: int) -> None:
 
 RESUMABLE_CHANGES = {
     "total_timesteps",
+    "stop_at_timesteps",
     "time_limit_minutes",
     "checkpoint_every",
     "keep_checkpoints",

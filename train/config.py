@@ -57,6 +57,8 @@ class TrainConfig:
     """Rule variant: a name from ``bigtwo variants`` or a path to a variant YAML file."""
     variant_settings: dict = field(default_factory=dict)
     """Variant fields overridden for this run, e.g. ``{players: 2, cards_per_player: 5}``."""
+    per_variant: dict = field(default_factory=dict)
+    """Fields for one variant only, used when ``variant`` is that name, e.g. ``{hong-kong: {variant_settings: {scoring: collect}}}``; a ``--set`` of the same field wins."""
     seed: int = 1
     """Seed of everything: deals, network initialisation, sampling, the league."""
     run_name: str = ""
@@ -71,6 +73,8 @@ class TrainConfig:
     """Use torch's deterministic algorithms (same seed, same run, same machine: same result)."""
     total_timesteps: int = 12_000_000
     """Environment steps to train for (one step = one decision in each of ``num_envs`` matches)."""
+    stop_at_timesteps: int = 0
+    """Stop at this step (checkpoint and final evaluation as at the end); ``total_timesteps`` still sets the learning-rate schedule. 0 = at ``total_timesteps``."""
     time_limit_minutes: float = 16.0
     """Stop training (with a checkpoint) after this many minutes; 0 = no limit."""
     num_envs: int = 512
@@ -158,6 +162,13 @@ class TrainConfig:
     progress: bool = True
     """Show a tqdm progress bar."""
 
+    @property
+    def stop_step(self) -> int:
+        """The step the run stops at: ``stop_at_timesteps`` when set (and sooner), else ``total_timesteps``."""
+        if 0 < self.stop_at_timesteps < self.total_timesteps:
+            return self.stop_at_timesteps
+        return self.total_timesteps
+
     def resolved_run_name(self) -> str:
         """``run_name`` or ``variant__algo__seed__time``."""
         if self.run_name:
@@ -231,6 +242,7 @@ LIMITS: dict[str, Limit] = {
     "seed": Limit(0, 2**63 - 1),
     "torch_threads": Limit(1, 256),
     "total_timesteps": Limit(1, 10**13),
+    "stop_at_timesteps": Limit(0, 10**13),
     "time_limit_minutes": Limit(0, 10**6),
     "num_envs": Limit(1, 65_536),
     "num_steps": Limit(1, 4_096),
@@ -277,6 +289,7 @@ def allowed_values(name: str) -> str:
         "device": "auto, cpu, cuda or cuda:N",
         "run_name": "a folder name without '/'",
         "variant_settings": "a mapping of variant fields, e.g. {players: 2, cards_per_player: 5}",
+        "per_variant": "a mapping of variant names to fields, e.g. {hong-kong: {variant_settings: {scoring: collect}}}",
     }.get(
         name, {bool: "true or false", str: "text", list: "a list of agent names, e.g. [random, greedy]"}.get(hint, "")
     )
@@ -340,6 +353,8 @@ def _check(source: str, name: str, value: Any) -> Any:
             value = {}
         if not isinstance(value, Mapping):
             raise fail()
+        if name == "per_variant":
+            return {str(v): _per_variant_fields(source, v, fields) for v, fields in value.items()}
         return dict(value)
     raise AssertionError(name)  # pragma: no cover - every field type is handled above
 
@@ -360,6 +375,22 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
     if not path.is_file():
         raise ValueError(f"unknown training config {text!r}; allowed: {', '.join(config_names())} or a YAML file")
     return read_yaml_mapping(path), str(path)
+
+
+def _per_variant_fields(source: str, variant: Any, fields: Any) -> dict[str, Any]:
+    """One ``per_variant`` entry, every field checked like a file's (``variant`` and
+    ``per_variant`` themselves cannot be set there)."""
+    where = f"{source}: per_variant.{variant}"
+    if not isinstance(variant, str) or not variant:
+        raise ValueError(f"{source}: per_variant has key {variant!r}; allowed: variant names")
+    if not isinstance(fields, Mapping):
+        raise ValueError(f"{where} is {fields!r}; allowed: a mapping of fields, e.g. {{stop_at_timesteps: 1000000}}")
+    out = {}
+    for name, value in fields.items():
+        if name in ("variant", "per_variant"):
+            raise ValueError(f"{where}: field {name!r} cannot be set per variant")
+        out[str(name)] = _check(where, str(name), value)
+    return out
 
 
 def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConfig | None = None) -> TrainConfig:
@@ -386,8 +417,16 @@ def load_config(
     base: TrainConfig | None = None,
 ) -> TrainConfig:
     """The config file ``name_or_path`` (a shipped name or a path) with ``overrides`` applied
-    (``FIELD=VALUE`` strings or a mapping). With ``base`` (e.g. a resumed run's config) the file is
-    skipped and the overrides apply to ``base``."""
+    (``FIELD=VALUE`` strings or a mapping), then the file's ``per_variant`` fields for the chosen
+    variant, except those the overrides set. With ``base`` (e.g. a resumed run's config) the file
+    is skipped and the overrides apply to ``base``.
+
+    >>> cfg = load_config("strong", ["variant=hong-kong"])
+    >>> cfg.variant_settings, cfg.stop_at_timesteps
+    ({'scoring': 'collect'}, 37158912)
+    >>> load_config("strong", ["variant=hong-kong", "stop_at_timesteps=1000"]).stop_at_timesteps
+    1000
+    """
     if base is None:
         data, source = _read(name_or_path)
         cfg = make_config(data, source)
@@ -397,7 +436,13 @@ def load_config(
         extra = dict(overrides)
     else:
         extra = parse_settings(overrides, form="FIELD=VALUE", hint=f"; allowed fields: {_allowed()}")
-    return make_config(extra, "--set", base=cfg) if extra else cfg
+    if extra:
+        cfg = make_config(extra, "--set", base=cfg)
+    if base is None:  # a resumed run's config already holds its variant's fields
+        chosen = {k: v for k, v in cfg.per_variant.get(cfg.variant, {}).items() if k not in extra}
+        if chosen:
+            cfg = make_config(chosen, f"per_variant.{cfg.variant}", base=cfg)
+    return cfg
 
 
 def to_yaml(cfg: TrainConfig, header: str = "") -> str:

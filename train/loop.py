@@ -192,9 +192,7 @@ class SelfPlay:
 
     def running(self) -> bool:
         """Whether the run has steps and time left, and no signal asked it to stop."""
-        return (
-            self.global_step < self.cfg.total_timesteps and not self.run.out_of_time() and signals.requested() is None
-        )
+        return self.global_step < self.cfg.stop_step and not self.run.out_of_time() and signals.requested() is None
 
     def next_update(self) -> float:
         """Count an update and set its learning rate on the optimizer; returns it."""

@@ -139,7 +139,7 @@ class Run:
         from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
 
         self.bar = tqdm(
-            total=self.cfg.total_timesteps,
+            total=self.cfg.stop_step,
             initial=step,
             unit="step",
             unit_scale=True,
@@ -267,9 +267,7 @@ def final_report(
         flush=True,
     )
     if stopped_by is not None:
-        print(
-            f"stopped by {stopped_by} at step {step:,} of {cfg.total_timesteps:,}: checkpoint written, no final evaluation"
-        )
+        print(f"stopped by {stopped_by} at step {step:,} of {cfg.stop_step:,}: checkpoint written, no final evaluation")
     evals: dict[str, Evaluation] = {}
     if cfg.final_eval_deals > 0 and cfg.eval_opponents and stopped_by is None:
         t0 = time.time()
