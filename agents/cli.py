@@ -121,6 +121,24 @@ def _ladder(args: argparse.Namespace) -> int:
     return 0
 
 
+def _move_time(args: argparse.Namespace) -> int:
+    from .move_time import measure_move_times, table
+    from .registry import parse_agent_list
+
+    overrides = variant_overrides(args)
+    agents = parse_agent_list(args.agents)
+    say_if_compiling(agents)
+    results = [
+        measure_move_times(args.variant, a, games=args.games, seed=args.seed, opponents=args.opponents, **overrides)
+        for a in agents
+    ]
+    if args.json:
+        print(json.dumps([r.to_dict() for r in results]))
+    else:
+        print(table(results), end="")
+    return 0
+
+
 def _play(args: argparse.Namespace) -> int:
     from .play import TerminalGame
     from .registry import parse_agent_list
@@ -226,6 +244,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--list", action="store_true", help="list the shipped trained agents and what made them, then exit"
     )
     lad.set_defaults(func=_ladder)
+
+    mt = sub.add_parser(
+        "move-time",
+        help="time an agent's moves, one game at a time (median, p95, p99, slowest)",
+        description="Each agent plays --games matches alone in one engine (as bigtwo play runs it), in every seat "
+        "in turn, against --opponents; every one of its decisions is timed after one warm-up match.",
+    )
+    mt.add_argument("--agents", required=True, help="comma list of agent names or checkpoint paths to time")
+    mt.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
+    mt.add_argument("--games", type=int, default=40, help="matches timed per agent (default 40)")
+    mt.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
+    mt.add_argument("--opponents", default="heuristic", help="agent in every other seat (default heuristic)")
+    mt.add_argument("--players", type=int, default=None, help="override the variant's number of players")
+    mt.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+    mt.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
+    mt.set_defaults(func=_move_time)
 
     q = sub.add_parser(
         "play",

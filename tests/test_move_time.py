@@ -1,0 +1,47 @@
+"""``bigtwo move-time``: every decision of the measured agent is timed, and only those."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import bigtwo_cli
+from agents import GreedyAgent
+from agents.move_time import WARM_UP_GAMES, measure_move_times
+
+
+class CountingGreedy(GreedyAgent):
+    name = "counting"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls = 0
+
+    def act(self, obs, legal_ids, legal_counts):
+        self.calls += 1
+        return super().act(obs, legal_ids, legal_counts)
+
+
+def test_every_decision_of_the_agent_after_the_warm_up_is_timed():
+    from bigtwo_env import load_variant
+
+    variant = load_variant("taiwan")
+    agent = CountingGreedy(variant)
+    res = measure_move_times(variant, agent, games=3, seed=4)
+    assert WARM_UP_GAMES >= 1 and 0 < res.moves < agent.calls  # the warm-up game's decisions are not timed
+    assert res.agent == "counting"
+    assert res.median_ms <= res.percentile_ms(95) <= res.slowest_ms
+
+
+def test_cli_prints_a_row_per_agent(capsys):
+    assert bigtwo_cli.main(["move-time", "--agents", "greedy,random", "--games", "2", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["agent"] for r in rows] == ["greedy", "random"]
+    assert all(r["moves"] > 0 and r["slowest_ms"] >= r["median_ms"] for r in rows)
+
+
+@pytest.mark.parametrize("games", [0, -1, 2.5, True])
+def test_bad_game_counts_are_refused(games):
+    with pytest.raises(ValueError, match="games must be a positive integer"):
+        measure_move_times("taiwan", "greedy", games=games)
