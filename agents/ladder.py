@@ -6,8 +6,8 @@
     bigtwo ladder --list                                the shipped trained agents and what made them
 
 The field (``ladder_agents``): ``random``, ``greedy``, ``heuristic``, ``search:simulations=N``
-(``--simulations``, default 200), ``strong`` when trained weights are shipped for the variant
-(``agents.pretrained``), then any ``--agents`` (names or checkpoint paths). It plays one
+(``--simulations``, default 200), ``strong`` and its network alone (``strong:simulations=0``)
+when trained weights are shipped for the variant (``agents.pretrained``), then any ``--agents`` (names or checkpoint paths). It plays one
 duplicate tournament (``agents.tournament``): each deal seats a table of the variant's number
 of players drawn from the field by the seed and plays it in every rotation, and the
 Bradley-Terry fit on pairwise finishing order (``agents.rating``, bootstrap over deals) puts
@@ -57,12 +57,12 @@ def ladder_agents(
     variant: Variant | str, simulations: int = DEFAULT_SIMULATIONS, extra: Sequence[str] = ()
 ) -> list[str]:
     """The field of a ladder on ``variant``: the baselines, search with ``simulations`` per move,
-    ``strong`` when weights are shipped for the variant, then ``extra``."""
+    ``strong`` and its network alone when weights are shipped for the variant, then ``extra``."""
     if not isinstance(simulations, int) or isinstance(simulations, bool) or simulations < 1:
         raise ValueError(f"simulations (search's budget per move) must be a positive integer, got {simulations!r}")
     field = [*BASELINES, f"search:simulations={simulations}"]
     if pretrained.has_weights(load_variant(variant)):
-        field.append(pretrained.STRONG)
+        field += [pretrained.STRONG, f"{pretrained.STRONG}:simulations=0"]
     return [*field, *extra]
 
 

@@ -8,7 +8,7 @@
 | ``greedy`` | the lowest legal play; passes only when it must | |
 | ``heuristic`` | plans the hand into few plays, keeps control, presses | ``weights`` |
 | ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k`` |
-| ``strong`` | the trained network shipped for the variant (``agents.pretrained``; needs torch); with a search option, a search whose candidates the network ranks | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k`` |
+| ``strong`` | search on top of the trained network shipped for the variant (``agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule`` |
 | a file path | a trained checkpoint, by its suffix's loader (below) | the loader's |
 
 Options may also be written into the name, ``KEY=VALUE`` items after a colon, each value read
@@ -116,22 +116,33 @@ def make_agent(name_or_path: str | Path, variant: Variant | str, seed: int | Non
 
 
 def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agent:
-    """The network shipped for ``variant`` (``agents.pretrained``), loaded by the ``.pt`` loader
-    with the same rules required."""
+    """The shipped agent for ``variant``: a search whose candidates and rollouts start from the
+    network shipped for it (``agents.pretrained``, loaded by the ``.pt`` loader with the same
+    rules required), at ``pretrained.SEARCH_DEFAULTS`` unless options say otherwise;
+    ``simulations=0`` is the network alone."""
     allowed = pretrained.OPTIONS + pretrained.SEARCH_OPTIONS
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise ValueError(
             f"agent {pretrained.STRONG!r} does not take option(s) {', '.join(unknown)}; it takes: {', '.join(allowed)}"
         )
-    search = {k: options.pop(k) for k in pretrained.SEARCH_OPTIONS if k in options}
+    given = {k: options.pop(k) for k in pretrained.SEARCH_OPTIONS if k in options}
+    search = {**pretrained.SEARCH_DEFAULTS, **given}
+    if "seconds" in given and "simulations" not in given:
+        del search["simulations"]  # a time budget instead of the default simulations
+    network_only = given.get("simulations") == 0 and not isinstance(given.get("simulations"), bool)
+    if network_only and len(given) > 1:
+        others = ", ".join(sorted(k for k in given if k != "simulations"))
+        raise ValueError(f"strong:simulations=0 is the network alone; it takes no search option ({others})")
     path = pretrained.weights_path(variant)
     pretrained.need_torch()
     policy = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **options)
-    if not search:
+    if network_only:
+        policy.name = pretrained.NETWORK_ONLY
         return policy
     searcher = SearchAgent(variant, seed=seed, prior=policy, **search)
-    searcher.name = f"{pretrained.STRONG}+search"
+    searcher.name = pretrained.STRONG
+    searcher.provenance = policy.provenance
     return searcher
 
 

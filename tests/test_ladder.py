@@ -65,9 +65,10 @@ def test_the_printed_command_makes_the_same_table(no_strong, tmp_path, capsys):
 
 
 def test_strong_is_on_the_ladder_iff_shipped_for_the_variant(strong_dir):
-    assert ladder_agents("taiwan")[-1] == "strong" and "strong" not in ladder_agents("japan")
+    assert ladder_agents("taiwan")[-2:] == ["strong", "strong:simulations=0"]
+    assert not any(a.startswith("strong") for a in ladder_agents("japan"))
     table = run_ladder("taiwan", **FAST).markdown()
-    assert "| strong |" in table and "drawn from 5 agents" in table
+    assert "| strong |" in table and "| strong:simulations=0 |" in table and "drawn from 6 agents" in table
     assert "strong" not in run_ladder("japan", **FAST).markdown()
 
 

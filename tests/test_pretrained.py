@@ -85,9 +85,24 @@ def test_strong_loads_by_variant_name_and_plays_a_tournament(strong_dir):
     from agents.tournament import run_tournament
 
     assert shipped_variants() == ["taiwan"] and has_weights("taiwan") and not has_weights("japan")
+    from agents.pretrained import SEARCH_DEFAULTS
+    from agents.search import SearchAgent
+
     agent = make_agent("strong", "taiwan", seed=0)
     assert agent.name == "strong" and agent.provenance["steps"] == 256
-    assert make_agent("strong:mode=sample,device=cpu", "taiwan", seed=0).mode == "sample"
+    # the network's plays searched with the shipped defaults; simulations=0: the network alone
+    assert isinstance(agent, SearchAgent) and agent.prior.provenance["steps"] == 256
+    assert {k: getattr(agent, k) for k in SEARCH_DEFAULTS} == SEARCH_DEFAULTS
+    network = make_agent("strong:simulations=0", "taiwan", seed=0)
+    assert network.name == "strong-network" and not isinstance(network, SearchAgent)
+    assert make_agent("strong:mode=sample,device=cpu,simulations=0", "taiwan", seed=0).mode == "sample"
+    assert make_agent("strong:mode=sample", "taiwan", seed=0).prior.mode == "sample"
+    timed = make_agent("strong:seconds=0.01", "taiwan", seed=0)
+    assert timed.seconds == 0.01 and timed.simulations is None
+    with pytest.raises(
+        ValueError, match=r"strong:simulations=0 is the network alone; it takes no search option \(top_k\)"
+    ):
+        make_agent("strong:simulations=0,top_k=3", "taiwan")
     result = run_tournament("taiwan", ["strong", "random", "greedy", "heuristic"], deals=3, workers=1, progress=False)
     (strong,) = [s for s in result.stats if s.name == "strong"]
     assert strong.games == 12 and strong.moves > 0  # an illegal play would have raised, naming the agent
@@ -119,7 +134,9 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
     assert make_agent("strong", load_variant("taiwan", direction="clockwise")).name == "strong"  # seat labels only
     # how a game is paid is not a rule of play: the same plays, another scoring
     assert make_agent("strong", load_variant("taiwan", scoring="collect", unit=2)).name == "strong"
-    with pytest.raises(ValueError, match="does not take option.*takes: mode, device, simulations, seconds, top_k"):
+    with pytest.raises(
+        ValueError, match="does not take option.*takes: mode, device, simulations, seconds, top_k, threads, schedule"
+    ):
         make_agent("strong:depth=3", "taiwan")
 
 
@@ -127,7 +144,7 @@ def test_strong_with_search_adds_the_networks_best_plays(strong_dir):
     from agents.search import PRIOR_TOP, SearchAgent
 
     agent = make_agent("strong:simulations=16,top_k=2", "taiwan", seed=0)
-    assert isinstance(agent, SearchAgent) and agent.name == "strong+search" and agent.prior.name == "strong"
+    assert isinstance(agent, SearchAgent) and agent.name == "strong" and agent.prior.name == "strong"
     eng = Engine("taiwan", num_games=6, seed=4)
     rng = np.random.default_rng(4)
     for _ in range(3):  # a few plies in, so that answers (and passes) are among the moves

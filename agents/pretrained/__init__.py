@@ -43,6 +43,9 @@ STRONG = "strong"  # the agent name
 OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (train.policy_agent.load_policy_agent's)
 # ... and with any of these, the network ranks the candidates of a search (agents.search.SearchAgent)
 SEARCH_OPTIONS = ("simulations", "seconds", "top_k", "threads", "schedule")
+# the search ``strong`` plays with no options (measured: README, "The strong agents"); simulations=0: the network alone
+SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
+NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
 EXTRA = "pip install 'bigtwo[train]'"
