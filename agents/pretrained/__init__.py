@@ -1,7 +1,12 @@
 """Trained agents shipped with the package: ``make_agent("strong", variant)``.
 
-The ``strong`` agent plays a trained network (``train.policy_agent.PolicyAgent``, best-scored
-play) from a policy-only weight file in this folder, one per variant, named after it:
+The ``strong`` agent is a search (``agents.search.SearchAgent``, ``SEARCH_DEFAULTS``: 200
+rollouts per move) on top of a trained network (``train.policy_agent.PolicyAgent``): the
+network's two best plays join the heuristic's top plays as the search's candidates. The network
+comes from a policy-only weight file in this folder, one per variant, named after it;
+``strong:simulations=0`` plays the network alone (best-scored play), and the search options
+(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``) change the search.
+The files:
 
 | what | where |
 |---|---|
@@ -13,8 +18,8 @@ A file is matched by the variant's ``name`` only, and refused (``ValueError`` na
 when the variant's rules differ from the ones it was trained on: ``taiwan`` with ``players=3``
 is not ``taiwan``. A variant without a file gets a ``ValueError`` naming the variants that have
 one. Loading needs torch (the ``train`` extra, ``pip install 'bigtwo[train]'``); every other agent
-name works without it. ``strong:mode=sample`` samples from the policy instead, ``device=cpu``
-picks the torch device (default: CUDA when available).
+name works without it. ``strong:mode=sample`` makes the network sample from its policy instead,
+``device=cpu`` picks the torch device (default: CUDA when available).
 
 ``bigtwo play`` seats ``strong`` opponents by default where a file exists for the variant
 (``heuristic`` otherwise, saying why), and ``bigtwo ladder`` rates it with the other agents.
