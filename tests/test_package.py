@@ -141,3 +141,50 @@ def test_a_checkpoint_without_torch_is_a_clear_error(tmp_path: Path) -> None:
     message = run_python(code)
     assert "model.pt: .pt files are loaded by train.policy_agent:load_policy_agent" in message
     assert "pip install 'bigtwo[train]'" in message
+
+
+def test_installed_wheel_plays_its_shipped_strong_agents(tmp_path: Path) -> None:
+    """A fresh install's ``strong`` weights (read from the wheel, not the checkout) load for
+    hong-kong and taiwan and beat random and greedy in a small duplicate tournament."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            str(ROOT),
+            "-w",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    site = tmp_path / "site"
+    wheel = next(tmp_path.glob("bigtwo-*.whl"))
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    code = """
+import json, agents
+from agents import make_agent, pretrained
+from agents.tournament import run_tournament
+out = {"dir": str(pretrained.pretrained_dir()), "shipped": pretrained.shipped_variants()}
+for v in ("hong-kong", "taiwan"):
+    make_agent("strong", v)  # the searched agent loads too
+    r = run_tournament(v, ["strong:simulations=0", "random", "greedy", "random"], deals=40, seed=3, workers=1,
+                       progress=False)
+    out[v] = {s.name: s.mean_payoff for s in r.stats}
+print(json.dumps(out))
+"""
+    got = json.loads(run_python(code, cwd=tmp_path, env={"PYTHONPATH": str(site), "HOME": str(tmp_path)}))
+    assert got["dir"].startswith(str(site)), "read the checkout's weights instead of the wheel's"
+    assert {"hong-kong", "taiwan"} <= set(got["shipped"])
+    for v in ("hong-kong", "taiwan"):
+        pay = got[v]
+        strong = pay.pop("strong:simulations=0")
+        assert all(strong > other for other in pay.values()), (v, strong, pay)
