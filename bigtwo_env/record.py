@@ -213,7 +213,10 @@ def game_from_record(record: dict[str, Any] | str | Path) -> Game:
         _need(
             isinstance(payoffs, list)
             and len(payoffs) == len(result.payoffs)
-            and all(isinstance(x, (int, float)) and math.isclose(x, y) for x, y in zip(payoffs, result.payoffs)),
+            and all(
+                isinstance(x, (int, float)) and math.isclose(x, y)
+                for x, y in zip(payoffs, result.payoffs, strict=False)
+            ),
             f"{where}: payoffs {payoffs!r} written, the engine says {list(result.payoffs)}",
         )
     return game

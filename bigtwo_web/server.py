@@ -53,7 +53,9 @@ def serve(
     sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     print(f"bigtwo serve: http://{shown}:{sock.getsockname()[1]}/  (rooms kept in {db}; Ctrl-C stops)", flush=True)
-    config = uvicorn.Config(app, log_level=log_level, ws="websockets-sansio", lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app, log_level=log_level, ws="websockets-sansio", lifespan="on", timeout_graceful_shutdown=5
+    )
     server = uvicorn.Server(config)
     caught: list[int] = []
     # uvicorn handles the signals while it runs, then raises them again: caught here, they end

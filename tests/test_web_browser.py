@@ -176,7 +176,9 @@ def test_a_server_restart_mid_game_resumes(browser: Browser, tmp_path: Path) -> 
     assert my_turn(page)
     click_play(page)
     assert my_turn(page)
-    before = page.evaluate("() => ({seq: live.state.seq, hand: live.state.hand, left: live.state.seats.map(s => s.cards_left)})")
+    before = page.evaluate(
+        "() => ({seq: live.state.seq, hand: live.state.hand, left: live.state.seats.map(s => s.cards_left)})"
+    )
     status, out = first.stop()
     assert status == 0 and "stopped (SIGTERM)" in out
     expect(page.locator("#conn")).to_contain_text("reconnecting")
@@ -184,7 +186,9 @@ def test_a_server_restart_mid_game_resumes(browser: Browser, tmp_path: Path) -> 
     try:
         expect(page.locator("#conn")).to_have_text("connection: connected", timeout=TURN)
         page.wait_for_function("() => live.state && live.ws.readyState === 1", timeout=TURN)
-        after = page.evaluate("() => ({seq: live.state.seq, hand: live.state.hand, left: live.state.seats.map(s => s.cards_left)})")
+        after = page.evaluate(
+            "() => ({seq: live.state.seq, hand: live.state.hand, left: live.state.seats.map(s => s.cards_left)})"
+        )
         assert after == before
         assert my_turn(page)
         click_play(page)  # and the game goes on

@@ -30,11 +30,15 @@ class Server:
         cmd = [sys.executable, "-m", "bigtwo_cli", "serve", "--port", str(self.port), "--db", str(db)]
         cmd += ["--pace", str(pace), "--away-timeout", str(away)]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
         first = self.proc.stdout.readline() if self.proc.stdout else ""
         if "http://" not in first:
             self.proc.kill()
-            raise RuntimeError(f"bigtwo serve did not start: {first}{self.proc.stdout.read() if self.proc.stdout else ''}")
+            raise RuntimeError(
+                f"bigtwo serve did not start: {first}{self.proc.stdout.read() if self.proc.stdout else ''}"
+            )
         self.url = first.split()[2]
         self.ws = self.url.replace("http://", "ws://")
 
