@@ -6,6 +6,8 @@
     bigtwo ladder ...            every shipped agent rated on a variant, as a Markdown table
     bigtwo play ...              play a game in the terminal against agents
     bigtwo train ...             self-play training (needs the ``train`` extra: torch)
+    bigtwo serve ...             play in the browser: a web table (needs the ``web`` extra)
+    bigtwo serve-bench ...       load benchmark of the web table
     bigtwo --version             the installed version
 
 This module sits above the three packages: the rules (``bigtwo_env``), the agents (``agents``)
@@ -26,6 +28,7 @@ from agents.cli import register as register_agent_commands
 from bigtwo_env import __version__
 from bigtwo_env.bench import register as register_bench
 from bigtwo_env.variants_command import register as register_variants
+from bigtwo_web.cli import register as register_web
 from train.cli import register as register_train
 
 
@@ -38,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_bench(sub)
     register_agent_commands(sub)
     register_train(sub)
+    register_web(sub)
     return parser
 
 

@@ -157,6 +157,8 @@ class RandomAgent(Agent):
 
     def act(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
         picks = (self.rng.random(len(legal_counts)) * legal_counts).astype(np.int64)
+        if legal_ids.shape[1] == 0:  # no row has a legal play (every game finished): all sit out
+            return np.full(len(legal_counts), -1, np.int64)
         actions = legal_ids[np.arange(len(legal_counts)), picks].astype(np.int64)
         actions[legal_counts == 0] = -1  # finished games sit the step out
         return actions

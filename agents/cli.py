@@ -79,6 +79,7 @@ def _tournament(args: argparse.Namespace) -> int:
         chunk_deals=args.chunk_deals,
         rating=args.rating,
         bootstrap=args.bootstrap,
+        save_games=args.save_games,
         **overrides,
     )
     if args.json:
@@ -202,6 +203,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-timing", action="store_true", help="leave time fields out of --json (byte-identical reruns)")
     p.add_argument("--out", metavar="PREFIX", help="also write PREFIX.json and PREFIX.csv")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--save-games", metavar="DIR", help="write every match as a JSON game record (bigtwo_env.record) into DIR"
+    )
     p.set_defaults(func=_tournament)
 
     from .ladder import DEFAULT_DEALS, DEFAULT_SEED, DEFAULT_SIMULATIONS

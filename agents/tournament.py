@@ -147,6 +147,9 @@ class _Chunk:
     seed: int
     pairs: bool  # record pairwise comparisons for a rating
     engine_threads: int | None = None  # threads for the engine's kernels (None: its default)
+    save_games: str | None = None  # folder to write each match's game record to (bigtwo_env.record)
+    first_deal: int = 0  # number of the chunk's first deal in the tournament
+    names: list[str] = field(default_factory=list)  # entry names, for the records' seats
 
 
 @dataclass
@@ -225,6 +228,7 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None, report: R
     rows_all = np.arange(g)
     seat_pairs = [(a, b) for a in range(p) for b in range(a + 1, p)]
     actions = np.empty(g, np.int64)
+    steps: list[np.ndarray] = []  # every step's actions (-1: the row sat out), kept to save the games
     while not S.over.all():
         live = ~S.over
         cur = S.current.astype(np.int64)
@@ -247,6 +251,8 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None, report: R
                     name = _spec_name(chunk.specs[int(acting[row])])
                     raise ValueError(f"agent {name!r} chose an illegal play: {exc}") from None
             raise
+        if chunk.save_games:
+            steps.append(actions.copy())
         if res.game_over.any():
             done = np.flatnonzero(res.game_over)
             wins_rs[done, res.winner[done].astype(np.int64)] += 1
@@ -266,6 +272,8 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None, report: R
                 reported = now
     if report is not None and d > reported:
         report(d - reported)
+    if chunk.save_games:
+        save_chunk_games(chunk, np.array(steps).reshape(-1, g), seat_entry, rot)
 
     payoff = np.zeros((d, p))
     games = np.zeros((d, p), np.int64)
@@ -276,6 +284,25 @@ def play_chunk(chunk: _Chunk, agents_cache: list[Agent] | None = None, report: R
     np.add.at(games, (flat_deal, flat_pos), np.repeat(S.games_played.astype(np.int64), p))
     np.add.at(wins, (flat_deal, flat_pos), wins_rs.reshape(-1))
     return _ChunkResult(chunk.index, payoff, games, wins, pairs, act_seconds, moves)
+
+
+def save_chunk_games(chunk: _Chunk, steps: np.ndarray, seat_entry: np.ndarray, rot: np.ndarray) -> None:
+    """Write each match of the chunk as a game record (``bigtwo_env.record``), replayed through a
+    ``Game`` from its deal seed: ``deal{N:06d}-rot{R}.json`` in ``chunk.save_games``."""
+    from bigtwo_env.game import Game
+    from bigtwo_env.record import write_record
+
+    p = chunk.tables.shape[1]
+    for row in range(steps.shape[1]):
+        d = row // p
+        game = Game(chunk.variant, seed=int(chunk.deal_seeds[d]))
+        for action in steps[:, row]:
+            if action >= 0:
+                game.play_action(int(action))
+        deal, r = chunk.first_deal + d, int(rot[row])
+        seats = [chunk.names[int(e)] for e in seat_entry[row]]
+        info = {"tournament_seed": chunk.seed, "deal": deal, "rotation": r}
+        write_record(Path(chunk.save_games) / f"deal{deal:06d}-rot{r}.json", game.to_record(seats=seats, info=info))
 
 
 # ---------------------------------------------------------------- the result
@@ -566,6 +593,7 @@ def run_tournament(
     chunk_deals: int | None = None,
     rating: bool | None = None,
     bootstrap: int = 200,
+    save_games: str | Path | None = None,
     **overrides: Any,
 ) -> TournamentResult:
     """Play ``deals`` duplicate deals between ``agents`` (names, checkpoint paths, or ``Agent``
@@ -577,6 +605,8 @@ def run_tournament(
     ``bootstrap``: resamples of the deals for the ratings' errors (0: Hessian errors).
     ``progress``: a bar on stderr that moves as deals are played, with an estimate of the time
     left. SIGTERM and Ctrl-C end the run and its worker processes (``KeyboardInterrupt``).
+    ``save_games``: a folder to write every match to as a game record (``bigtwo_env.record``),
+    one file per deal and rotation, ``deal000012-rot1.json``.
     """
     var = load_variant(variant, **overrides)
     p = var.players
@@ -632,6 +662,10 @@ def run_tournament(
         rng = np.random.default_rng([int(seed), 0x7AB1E])
         tables = _sample_tables(rng, deals, k, p)
     chunk_deals = DEFAULT_CHUNK_DEALS if chunk_deals is None else int(chunk_deals)
+    if save_games is not None:
+        if Path(save_games).exists() and not Path(save_games).is_dir():
+            raise ValueError(f"save_games must be a folder, but {str(save_games)!r} is a file")
+        Path(save_games).mkdir(parents=True, exist_ok=True)
     chunks = [
         _Chunk(
             i,
@@ -642,6 +676,9 @@ def run_tournament(
             int(seed),
             fit,
             None if workers == 1 else max(1, default_cores() // workers),
+            None if save_games is None else str(save_games),
+            lo,
+            names,
         )
         for i, lo in enumerate(range(0, deals, chunk_deals))
     ]

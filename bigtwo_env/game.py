@@ -82,6 +82,8 @@ class Game:
         self._act = np.zeros(1, np.int64)
         self._plays: list[tuple[int, int]] = []  # (seat, action id) of the current game
         self._finished: list[tuple[int, int, tuple[float, ...], list[tuple[int, int]]]] = []
+        self._deals: list[np.ndarray] = [self.engine.state.hands[0].copy()]  # each game's hands as dealt
+        self.first_deal_given = False  # whether the first game's hands were given (not dealt from the seed)
         if hands is not None:
             self.reset(seed, hands)
 
@@ -100,6 +102,8 @@ class Game:
             raise ValueError(_single(str(exc))) from None
         self._plays = []
         self._finished = []
+        self._deals = [S.hands[0].copy()]
+        self.first_deal_given = batch is not None
 
     def check_hands(self, hands: Sequence[Cards] | np.ndarray) -> np.ndarray:
         """``hands`` (one per seat: card text, a list of cards, or a (P,) uint64 mask array) as the
@@ -262,6 +266,7 @@ class Game:
             self._finished.append((int(S.games_played[0]), int(S.winner[0]), payoffs, self._plays))
             if not S.over[0]:
                 self._plays = []
+                self._deals.append(S.hands[0].copy())
         return result
 
     def play_agent(self, agent: Any) -> list[str]:
@@ -273,6 +278,10 @@ class Game:
         action = int(agent.act(self.engine.observe(), ids, counts)[0])
         self.play_action(action)
         return self._action_texts(action)
+
+    def cards_of(self, action: int) -> list[str]:
+        """The cards of action id ``action``, in card order (``[]`` for pass)."""
+        return self._action_texts(self._action_id(action))
 
     def is_legal(self, action: int) -> bool:
         """Whether action id ``action`` is legal for the seat to act."""
@@ -329,6 +338,30 @@ class Game:
     def history(self) -> list[tuple[int, list[str]]]:
         """``(seat, cards)`` of every turn of the current game, passes as ``[]``."""
         return self._decode(self._plays)
+
+    @property
+    def seed(self) -> int:
+        """The match's seed (drawn when none was given): its deals come from it."""
+        return int(self.engine.state.seeds[0])
+
+    @property
+    def deals(self) -> list[list[list[str]]]:
+        """Each game's hands as dealt (per seat, in card order), the current game's last."""
+        return [[self._mask_texts(int(m)) for m in deal] for deal in self._deals]
+
+    def to_record(self, **info: Any) -> dict[str, Any]:
+        """This match as a game record (``bigtwo_env.record``); ``info`` adds fields such as ``seats``."""
+        from .record import game_to_record
+
+        return game_to_record(self, **info)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any] | str | Path) -> Game:
+        """The match a game record (a dict, or a JSON file's path) describes, replayed through the
+        engine to where the record ends; ``ValueError`` naming what does not fit."""
+        from .record import game_from_record
+
+        return game_from_record(record)
 
     @property
     def results(self) -> list[GameResult]:

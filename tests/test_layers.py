@@ -16,9 +16,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # package -> packages of this project it must never import
 FORBIDDEN = {
-    "bigtwo_env": {"agents", "train", "bigtwo_cli"},
-    "agents": {"train", "bigtwo_cli"},
-    "train": {"bigtwo_cli"},
+    "bigtwo_env": {"agents", "train", "bigtwo_web", "bigtwo_cli"},
+    "agents": {"train", "bigtwo_web", "bigtwo_cli"},
+    "train": {"bigtwo_web", "bigtwo_cli"},
+    "bigtwo_web": {"train", "bigtwo_cli"},
 }
 
 

@@ -1,0 +1,75 @@
+"""The coach: what the strongest shipped agent would play in a seat's position, from that seat's
+information only.
+
+The coach reads exactly what an agent reads: the observation of the seat to act
+(``Engine.observe``, its own hand and the public table) and its legal plays, never another
+seat's cards. Where a trained network is shipped for the variant (``strong``), its scores of the
+legal plays are turned into probabilities (a softmax, what ``strong:mode=sample`` would draw
+from); elsewhere the ``heuristic`` agent's preferences rank them (higher is better, no
+probability), and ``why`` says so.
+
+>>> from bigtwo_env.game import Game
+>>> game = Game("japan", seed=3)
+>>> coach = Coach(game.variant)
+>>> coach.agent_name, coach.kind
+('heuristic', 'preference')
+>>> advice = coach.advise(game)
+>>> len(advice["plays"]) <= 3 and advice["plays"][0]["cards"] in [" ".join(p) for p in game.legal_plays()]
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.play import default_opponent
+from agents.registry import make_agent
+from bigtwo_env.game import Game
+from bigtwo_env.variant import Variant
+
+TOP = 3  # plays shown
+
+
+class Coach:
+    """Ranks a seat's legal plays with the strongest agent for ``variant``; see the module docstring."""
+
+    def __init__(self, variant: Variant) -> None:
+        self.variant = variant
+        name, why = default_opponent(variant)
+        self.agent = make_agent(name, variant, seed=0)
+        self.agent_name = name
+        self.why = why.replace("Opponents: ", "Coach: ")
+        self.kind = "probability" if name == "strong" else "preference"
+
+    def rank(self, obs: np.ndarray, ids: np.ndarray, counts: np.ndarray, top: int = TOP) -> list[tuple[int, float]]:
+        """The ``top`` best ``(action id, value)`` of one seat's position: ``obs`` (1, D) and its
+        legal ``ids`` (1, L) up to ``counts`` (1,); values are probabilities or preferences."""
+        n = int(counts[0])
+        scores = np.asarray(self.agent.scores(obs, ids, counts), np.float64)[0, :n]
+        if self.kind == "probability":
+            z = np.exp(scores - scores.max())
+            scores = z / z.sum()
+        order = np.argsort(-scores, kind="stable")[:top]
+        return [(int(ids[0, i]), float(scores[i])) for i in order]
+
+    def advise(self, game: Game, top: int = TOP) -> dict[str, Any]:
+        """Advice for the seat to act in ``game``: ``{seat, agent, kind, why, plays: [{cards, value}]}``."""
+        if game.is_over:
+            raise ValueError("the match is over: there is no play to advise")
+        ids, counts = game.engine.legal_actions()
+        ranked = self.rank(game.engine.observe()[:1].copy(), ids[:1].copy(), counts[:1].copy(), top)
+        return self.describe(game, ranked)
+
+    def describe(self, game: Game, ranked: list[tuple[int, float]]) -> dict[str, Any]:
+        """``rank``'s result as the advice ``advise`` returns, plays written as card text."""
+        texts = dict(zip(game.legal_actions().tolist(), game.legal_plays(), strict=True))
+        plays = [{"cards": " ".join(texts[a]) or "pass", "value": round(v, 4)} for a, v in ranked]
+        return {
+            "seat": game.current_player,
+            "agent": self.agent_name,
+            "kind": self.kind,
+            "why": self.why,
+            "plays": plays,
+        }

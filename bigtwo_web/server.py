@@ -1,0 +1,72 @@
+"""``bigtwo serve``: the web table on uvicorn, on localhost unless told otherwise.
+
+The address is printed once the port is bound (``--port 0`` picks a free one). SIGTERM and
+Ctrl-C (SIGINT) shut the server down cleanly: uvicorn stops taking connections and closes the
+open ones, the rooms' drivers stop, and the SQLite file is checkpointed and closed; since every
+play is committed before anyone hears of it, the file is consistent at any moment, and the next
+start resumes every room where it stood. The command then exits with status 0.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+from pathlib import Path
+
+from .room import DEFAULT_AWAY, DEFAULT_PACE
+
+DEFAULT_DB = "bigtwo-web.sqlite"
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (``port`` 0: a free one); ``ValueError`` if it cannot be bound."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    return sock
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    db: str | Path = DEFAULT_DB,
+    pace: float = DEFAULT_PACE,
+    away_timeout: float = DEFAULT_AWAY,
+    log_level: str = "warning",
+) -> int:
+    """Run the server until SIGTERM or Ctrl-C; see the module docstring."""
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as exc:
+        raise ValueError(f"bigtwo serve needs the web extra ({exc}): pip install 'bigtwo[web]'") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--port must be 0..65535, got {port}")
+    app = create_app(db, pace=pace, away_timeout=away_timeout)
+    sock = bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"bigtwo serve: http://{shown}:{sock.getsockname()[1]}/  (rooms kept in {db}; Ctrl-C stops)", flush=True)
+    config = uvicorn.Config(
+        app, log_level=log_level, ws="websockets-sansio", lifespan="on", timeout_graceful_shutdown=5
+    )
+    server = uvicorn.Server(config)
+    caught: list[int] = []
+    # uvicorn handles the signals while it runs, then raises them again: caught here, they end
+    # the command normally instead of killing it.
+    previous = {sig: signal.signal(sig, lambda s, _f: caught.append(s)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sock.close()
+    why = f" ({signal.Signals(caught[0]).name})" if caught else ""
+    print(f"bigtwo serve: stopped{why}; every room is kept in {db}", flush=True)
+    return 0
