@@ -3,10 +3,12 @@ information only.
 
 The coach reads exactly what an agent reads: the observation of the seat to act
 (``Engine.observe``, its own hand and the public table) and its legal plays, never another
-seat's cards. Where a trained network is shipped for the variant (``strong``), its scores of the
-legal plays are turned into probabilities (a softmax, what ``strong:mode=sample`` would draw
-from); elsewhere the ``heuristic`` agent's preferences rank them (higher is better, no
-probability), and ``why`` says so.
+seat's cards. Where a trained network is shipped for the variant, the coach is ``strong`` (search
+on top of the network): its values are the mean payoff per game of each play it searched (points
+of the variant's scoring, over its sampled deals of the unseen cards), its choice first; a play it
+did not need to search (the only legal play, or one that goes out) comes alone, without a value.
+Elsewhere the ``heuristic`` agent's preferences rank the legal plays (higher is better, no unit),
+and ``why`` says so.
 
 >>> from bigtwo_env.game import Game
 >>> game = Game("japan", seed=3)
@@ -26,6 +28,7 @@ import numpy as np
 
 from agents.play import default_opponent
 from agents.registry import make_agent
+from agents.search import SearchAgent
 from bigtwo_env.game import Game
 from bigtwo_env.variant import Variant
 
@@ -41,16 +44,24 @@ class Coach:
         self.agent = make_agent(name, variant, seed=0)
         self.agent_name = name
         self.why = why.replace("Opponents: ", "Coach: ")
-        self.kind = "probability" if name == "strong" else "preference"
+        self.kind = "payoff" if isinstance(self.agent, SearchAgent) else "preference"
 
-    def rank(self, obs: np.ndarray, ids: np.ndarray, counts: np.ndarray, top: int = TOP) -> list[tuple[int, float]]:
+    def rank(
+        self, obs: np.ndarray, ids: np.ndarray, counts: np.ndarray, top: int = TOP
+    ) -> list[tuple[int, float | None]]:
         """The ``top`` best ``(action id, value)`` of one seat's position: ``obs`` (1, D) and its
-        legal ``ids`` (1, L) up to ``counts`` (1,); values are probabilities or preferences."""
+        legal ``ids`` (1, L) up to ``counts`` (1,); values are mean payoffs (``None``: not
+        searched) or preferences."""
+        if isinstance(self.agent, SearchAgent):
+            self.agent.last_values = {}
+            chosen = int(self.agent.act(obs, ids, counts)[0])
+            values = dict(self.agent.last_values)
+            if not values:
+                return [(chosen, None)]
+            rest = sorted((a for a in values if a != chosen), key=lambda a: -values[a])
+            return [(a, values[a]) for a in [chosen, *rest][:top]]
         n = int(counts[0])
         scores = np.asarray(self.agent.scores(obs, ids, counts), np.float64)[0, :n]
-        if self.kind == "probability":
-            z = np.exp(scores - scores.max())
-            scores = z / z.sum()
         order = np.argsort(-scores, kind="stable")[:top]
         return [(int(ids[0, i]), float(scores[i])) for i in order]
 
@@ -62,10 +73,12 @@ class Coach:
         ranked = self.rank(game.engine.observe()[:1].copy(), ids[:1].copy(), counts[:1].copy(), top)
         return self.describe(game, ranked)
 
-    def describe(self, game: Game, ranked: list[tuple[int, float]]) -> dict[str, Any]:
+    def describe(self, game: Game, ranked: list[tuple[int, float | None]]) -> dict[str, Any]:
         """``rank``'s result as the advice ``advise`` returns, plays written as card text."""
         texts = dict(zip(game.legal_actions().tolist(), game.legal_plays(), strict=True))
-        plays = [{"cards": " ".join(texts[a]) or "pass", "value": round(v, 4)} for a, v in ranked]
+        plays = [
+            {"cards": " ".join(texts[a]) or "pass", "value": None if v is None else round(v, 4)} for a, v in ranked
+        ]
         return {
             "seat": game.current_player,
             "agent": self.agent_name,

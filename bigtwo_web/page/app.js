@@ -141,7 +141,7 @@ function onMessage(msg) {
 }
 
 function adviceHtml(a) {
-  const unit = a.kind === "probability" ? (v) => `${(100 * v).toFixed(1)}%` : (v) => `score ${v.toFixed(2)}`;
+  const unit = (v) => (v === null ? "(the only sensible play)" : a.kind === "payoff" ? `${v >= 0 ? "+" : ""}${v.toFixed(2)} pts/game` : `score ${v.toFixed(2)}`);
   return `<div class="advice"><b>Coach (${esc(a.agent)})</b>: ${a.plays.map((p) => `<span class="chip coach-play">${esc(p.cards)}</span> ${unit(p.value)}`).join(" &middot; ")}
     <div class="note">${esc(a.why)}</div></div>`;
 }
