@@ -79,6 +79,7 @@ def _tournament(args: argparse.Namespace) -> int:
         chunk_deals=args.chunk_deals,
         rating=args.rating,
         bootstrap=args.bootstrap,
+        ray=args.ray,
         **overrides,
     )
     if args.json:
@@ -184,6 +185,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-timing", action="store_true", help="leave time fields out of --json (byte-identical reruns)")
     p.add_argument("--out", metavar="PREFIX", help="also write PREFIX.json and PREFIX.csv")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--ray",
+        metavar="local|auto|ADDRESS",
+        default=None,
+        help="play the chunks of deals as tasks on a Ray cluster: local (started for the run), auto or its "
+        "address (same result as without; needs the ray extra)",
+    )
     p.set_defaults(func=_tournament)
 
     from .ladder import DEFAULT_DEALS, DEFAULT_SEED, DEFAULT_SIMULATIONS

@@ -11,6 +11,10 @@ cluster needs bigtwo installed (the same version; ``pip install 'bigtwo[ray]'`` 
 the actors and tasks import it there. ``connect`` starts or joins the cluster and leaves it as it
 found it: a cluster this process started (``local``) is shut down at the end, a Ray session
 already open in this process (``ray.init`` called before, as the tests do) is used and kept.
+
+``play_chunks`` runs a tournament's chunks of deals as Ray tasks (one CPU each): each chunk's
+result depends only on its own deals and seeds, so the tournament is the same as the local run
+(``agents.tournament``); a task whose worker dies is retried by Ray and plays the same again.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import contextlib
 import importlib.util
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 ADDRESS = re.compile(r"^(local|auto|(ray://)?[A-Za-z0-9.\-_\[\]:]+:\d{1,5})$")
 ALLOWED = "local (a cluster on this machine), auto (the cluster of `ray start`), HOST:PORT or ray://HOST:PORT"
@@ -72,3 +77,26 @@ def connect(address: str) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+def play_chunks(chunks: Sequence[Any], play: Callable[[Any], Any], report: Callable[[int], object]) -> dict[int, Any]:
+    """``play(chunk)`` for every chunk as a Ray task; results by ``chunk.index``. ``report(deals)`` is
+    told of each chunk that finishes; an error, Ctrl-C or SIGTERM cancels the tasks left."""
+    import ray
+
+    task = ray.remote(num_cpus=1)(play)
+    pending = {task.remote(chunk): chunk for chunk in chunks}
+    results: dict[int, Any] = {}
+    try:
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+            for ref in done:
+                chunk = pending.pop(ref)
+                results[chunk.index] = ray.get(ref)  # a chunk's error is raised here
+                report(len(chunk.deal_seeds))
+    except BaseException:
+        for ref in pending:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+        raise
+    return results
