@@ -237,6 +237,7 @@ class SelfPlay:
             self.episodes.add(b.episodes)
         self.waiting = sum(b.waiting for b in batches)
         self.steps_this_update = sum(b.steps for b in batches)
+        self.last_batches = batches  # for train.ray_bench: each worker's own time
         return Decisions.concat([b.decisions for b in batches]), time.time() - t0
 
     def end_update(
