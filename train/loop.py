@@ -97,6 +97,9 @@ def check_agents(cfg: TrainConfig, variant) -> None:
 class Rollouts(Protocol):
     """Where the learner's batches come from: ``LocalRollouts`` or ``train.ray_actors.RayRollouts``."""
 
+    resume_flags: str
+    """What ``bigtwo train --resume RUN_DIR`` needs besides to resume the run (``--ray ADDRESS``)."""
+
     def collect(self, net: torch.nn.Module, version: int) -> list[Batch]:
         """One rollout of every worker, acting with ``net``'s weights (version ``version``)."""
         ...
@@ -123,6 +126,8 @@ class Rollouts(Protocol):
 class LocalRollouts:
     """One ``RolloutWorker`` in this process, acting with the learner's own network (``bigtwo train``).
     Its checkpoint layout is the resume keys ``env``, ``store``, ``league``, ``rng``, ``episode_length``."""
+
+    resume_flags = ""
 
     def __init__(self, loop: SelfPlay) -> None:
         cfg = loop.cfg
@@ -325,6 +330,7 @@ class SelfPlay:
             seconds,
             sps,
             stopped_by=stopped_by,
+            resume_flags=self.rollouts.resume_flags,
         )
         workers = self.rollouts.scalars()
         self.rollouts.close()
@@ -380,4 +386,4 @@ def run_training(cfg: TrainConfig, ray: str | None = None) -> RunResult:
         from .ray_actors import RayRollouts
 
         with connect(ray):
-            return train(cfg, RayRollouts)
+            return train(cfg, lambda loop: RayRollouts(loop, address=ray))

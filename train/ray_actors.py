@@ -134,7 +134,7 @@ class RolloutActor:
 class RayRollouts:
     """The rollout actors of a run, their faults and their checkpoint state (``train.loop.Rollouts``)."""
 
-    def __init__(self, loop: SelfPlay) -> None:
+    def __init__(self, loop: SelfPlay, address: str = "local") -> None:
         cfg = self.cfg = loop.cfg
         self.loop = loop
         have = ray.cluster_resources().get("CPU", 0.0)
@@ -153,6 +153,7 @@ class RayRollouts:
         self.pending: list[dict[str, Any] | None] = [None] * cfg.ray_actors  # states to resume from
         self.snapshots: list[tuple[int, str, dict[str, Any]]] = []  # the league's, newest max_snapshots
         self.replaced = 0
+        self.resume_flags = f" --ray {address}"  # what the final report's resume line adds
 
     # ------------------------------------------------------------ actors
 
