@@ -60,24 +60,17 @@ def padded_legal(plays: np.ndarray, start: np.ndarray, counts: np.ndarray, idx: 
 TAKEN_FIELDS = ("obs", "counts", "pick", "logprob", "value")
 
 
-class Decisions:
-    """Finished decisions taken out of a ``DecisionStore`` (``take``): what an update trains on.
+class _Rows:
+    """Reading rows of decisions whose legal plays lie in one flat ``plays`` array (row ``i``'s are
+    ``plays[start[i] : start[i] + counts[i]]``): ``Decisions`` and ``DecisionStore`` alike."""
 
-    Rows ``0 .. size-1`` with ``obs``, ``counts``, ``pick``, ``logprob``, ``value``, their legal
-    plays as one flat array (row ``i``'s are ``plays[start[i] : start[i] + counts[i]]``) and
-    ``targets``, arrays of ``size`` rows by name (``advantages`` and ``returns`` for PPO,
-    ``returns`` for Deep Monte-Carlo)."""
-
-    def __init__(self, rows: dict[str, np.ndarray], plays: np.ndarray, targets: dict[str, np.ndarray]) -> None:
-        self.obs, self.counts = rows["obs"], rows["counts"]
-        self.pick, self.logprob, self.value = rows["pick"], rows["logprob"], rows["value"]
-        self.plays = plays
-        self.start = np.cumsum(self.counts, dtype=np.int64) - self.counts
-        self.targets = targets
-
-    @property
-    def size(self) -> int:
-        return len(self.counts)
+    obs: np.ndarray
+    start: np.ndarray
+    counts: np.ndarray
+    plays: np.ndarray
+    pick: np.ndarray
+    logprob: np.ndarray
+    value: np.ndarray
 
     def legal(self, idx: np.ndarray) -> np.ndarray:
         """Legal plays of rows ``idx``, padded ``(len(idx), widest)`` int64 (0 past each count)."""
@@ -98,6 +91,26 @@ class Decisions:
             "value": self.value[idx],
         }
 
+
+class Decisions(_Rows):
+    """Finished decisions taken out of a ``DecisionStore`` (``take``): what an update trains on.
+
+    Rows ``0 .. size-1`` with ``obs``, ``counts``, ``pick``, ``logprob``, ``value``, their legal
+    plays as one flat array (row ``i``'s are ``plays[start[i] : start[i] + counts[i]]``) and
+    ``targets``, arrays of ``size`` rows by name (``advantages`` and ``returns`` for PPO,
+    ``returns`` for Deep Monte-Carlo)."""
+
+    def __init__(self, rows: dict[str, np.ndarray], plays: np.ndarray, targets: dict[str, np.ndarray]) -> None:
+        self.obs, self.counts = rows["obs"], rows["counts"]
+        self.pick, self.logprob, self.value = rows["pick"], rows["logprob"], rows["value"]
+        self.plays = plays
+        self.start = np.cumsum(self.counts, dtype=np.int64) - self.counts
+        self.targets = targets
+
+    @property
+    def size(self) -> int:
+        return len(self.counts)
+
     @classmethod
     def concat(cls, parts: list[Decisions]) -> Decisions:
         """The rows of ``parts`` one after the other (``parts`` in order; at least one)."""
@@ -108,7 +121,7 @@ class Decisions:
         return cls(rows, np.concatenate([p.plays for p in parts]), targets)
 
 
-class DecisionStore:
+class DecisionStore(_Rows):
     """Growable arrays of decisions; see the module docstring. ``size`` rows are in use.
 
     Each decision's legal plays are a segment of one flat array (``plays[start : start + counts]``),
@@ -219,10 +232,6 @@ class DecisionStore:
         self.last = new_index[np.where(self.last >= 0, self.last, self.size)]
         self.size = n
 
-    def legal(self, idx: np.ndarray) -> np.ndarray:
-        """Legal plays of decisions ``idx``, padded ``(len(idx), widest)`` int64 (0 past each count)."""
-        return padded_legal(self.plays, self.start, self.counts, idx)
-
     def take(self, idx: np.ndarray, targets: dict[str, np.ndarray]) -> Decisions:
         """Copies of decisions ``idx`` (in that order) with ``targets`` (arrays over the store's rows,
         taken at ``idx``), their legal plays packed flat; the store is unchanged."""
@@ -233,21 +242,6 @@ class DecisionStore:
         plays = self.plays[np.repeat(self.start[idx], counts) + within].copy()
         rows = {name: getattr(self, name)[idx].copy() for name in TAKEN_FIELDS}
         return Decisions(rows, plays, {k: np.asarray(v)[idx].copy() for k, v in targets.items()})
-
-    def played(self, idx: np.ndarray) -> np.ndarray:
-        """The play chosen at decisions ``idx`` (action ids)."""
-        return self.plays[self.start[idx] + self.pick[idx]].astype(np.int64)
-
-    def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        """Rows ``idx`` as arrays, the legal lists padded to the batch's widest."""
-        return {
-            "obs": self.obs[idx],
-            "legal": self.legal(idx),
-            "counts": self.counts[idx],
-            "pick": self.pick[idx],
-            "logprob": self.logprob[idx],
-            "value": self.value[idx],
-        }
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """The rows in use, their legal plays and the pending links (for checkpoints)."""
