@@ -80,6 +80,7 @@ def _tournament(args: argparse.Namespace) -> int:
         rating=args.rating,
         bootstrap=args.bootstrap,
         save_games=args.save_games,
+        ray=args.ray,
         **overrides,
     )
     if args.json:
@@ -205,6 +206,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--save-games", metavar="DIR", help="write every match as a JSON game record (bigtwo_env.record) into DIR"
+    )
+    p.add_argument(
+        "--ray",
+        metavar="local|auto|ADDRESS",
+        default=None,
+        help="play the chunks of deals as tasks on a Ray cluster: local (started for the run), auto or its "
+        "address (same result as without; needs the ray extra)",
     )
     p.set_defaults(func=_tournament)
 

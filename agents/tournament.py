@@ -21,7 +21,10 @@ processes (``multiprocessing`` 'spawn'), agents built there from their names or 
 The progress bar moves while a chunk plays (each chunk reports whole deals' worth of play as its
 matches advance; workers through a queue), with the time left; reporting changes nothing played.
 SIGTERM and Ctrl-C end a run with its worker processes (``KeyboardInterrupt``; the command exits
-with status 130), and a worker whose parent died exits by itself.
+with status 130), and a worker whose parent died exits by itself. With ``ray`` (``bigtwo tournament
+--ray local|auto|ADDRESS``, the ``ray`` extra) the chunks are Ray tasks on that cluster instead
+(``agents.cluster``): the same chunks, so exactly the same result as the local run; agents by
+name or by a checkpoint path that every node can read.
 
 **Many agents.** Results are kept per deal and table position (``payoff_at``, ``games_at``,
 ``wins_at``, ``(deals, P)``, with ``tables``), and ratings use only the pairs that met
@@ -594,6 +597,7 @@ def run_tournament(
     rating: bool | None = None,
     bootstrap: int = 200,
     save_games: str | Path | None = None,
+    ray: str | None = None,
     **overrides: Any,
 ) -> TournamentResult:
     """Play ``deals`` duplicate deals between ``agents`` (names, checkpoint paths, or ``Agent``
@@ -607,6 +611,8 @@ def run_tournament(
     left. SIGTERM and Ctrl-C end the run and its worker processes (``KeyboardInterrupt``).
     ``save_games``: a folder to write every match to as a game record (``bigtwo_env.record``),
     one file per deal and rotation, ``deal000012-rot1.json``.
+    ``ray``: ``local``, ``auto`` or a cluster address: the chunks run as tasks on that Ray cluster
+    (``agents.cluster``; ``workers`` is then unused), with the same result.
     """
     var = load_variant(variant, **overrides)
     p = var.players
@@ -631,6 +637,13 @@ def run_tournament(
     if chunk_deals is not None and (not _whole(chunk_deals) or chunk_deals < 1):
         raise ValueError(f"chunk_deals must be a positive integer, got {chunk_deals!r}")
     has_objects = any(isinstance(s, Agent) for s in specs)
+    if ray is not None:
+        from .cluster import check_address, need_ray
+
+        check_address(ray)
+        need_ray()
+        if has_objects:
+            raise ValueError("Agent objects do not travel to Ray tasks: pass names or checkpoint paths, or no ray")
     if has_objects and workers > 1:
         raise ValueError(
             "Agent objects do not travel to worker processes: pass names or checkpoint paths, or workers=1"
@@ -675,7 +688,7 @@ def run_tournament(
             tables[lo : lo + chunk_deals],
             int(seed),
             fit,
-            None if workers == 1 else max(1, default_cores() // workers),
+            1 if ray is not None else None if workers == 1 else max(1, default_cores() // workers),
             None if save_games is None else str(save_games),
             lo,
             names,
@@ -690,7 +703,12 @@ def run_tournament(
     t0 = time.perf_counter()
     try:
         with _signals_end_the_run():
-            if workers == 1 or len(chunks) == 1:
+            if ray is not None:
+                from .cluster import connect, play_chunks
+
+                with connect(ray):
+                    results = play_chunks(chunks, play_chunk, bar.update)
+            elif workers == 1 or len(chunks) == 1:
                 for c in chunks:
                     results[c.index] = play_chunk(c, local_agents, report=bar.update)
             else:

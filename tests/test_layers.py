@@ -60,3 +60,41 @@ def test_the_scan_sees_lazy_and_string_imports(tmp_path: Path) -> None:
         "    importlib.import_module('agents.cli')\n"
     )
     assert imported_top_names(module) == {"numpy", "train", "importlib", "agents"}
+
+
+def test_the_main_job_and_the_engine_do_not_need_ray(tmp_path: Path) -> None:
+    """With ``ray`` made unimportable, ``import bigtwo_env``, the agents, the trainers and the
+    ``bigtwo`` command load, ``bigtwo train`` runs a tiny run, and ``--ray`` says which extra to install."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+sys.modules["ray"] = None  # import ray now raises ImportError
+import bigtwo_env, agents, agents.tournament, train.loop, train.ppo, train.dmc, train.cli, bigtwo_cli
+from bigtwo_cli import main
+code = main(["train", "--set", "runs_dir={tmp_path}", "--set", "run_name=t", "--set", "total_timesteps=64",
+             "--set", "num_envs=8", "--set", "num_steps=8", "--set", "final_eval_deals=0", "--set", "eval_every=0",
+             "--set", "progress=false", "--set", "hidden_size=8", "--set", "pair_size=8", "--set", "device=cpu"])
+assert code == 0, code
+assert main(["train", "--ray", "local"]) == 2
+assert main(["tournament", "--ray", "local", "--agents", "random,random,random,random", "--deals", "1"]) == 2
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.count("install the ray extra: pip install 'bigtwo[ray]'") == 2
+
+
+RAY_MODULES = {"agents/cluster.py", "train/ray_actors.py", "train/ray_bench.py", "train/rllib_example.py"}
+
+
+def test_only_the_ray_modules_import_ray() -> None:
+    """Ray (the optional ``ray`` extra) is imported by its own modules only (``agents.cluster`` lazily)."""
+    users = {
+        str(m.relative_to(ROOT))
+        for package in FORBIDDEN
+        for m in (ROOT / package).rglob("*.py")
+        if "ray" in imported_top_names(m)
+    }
+    assert users <= RAY_MODULES, users - RAY_MODULES
+    assert not any(u.startswith("bigtwo_env/") for u in users)

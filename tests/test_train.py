@@ -354,31 +354,44 @@ def test_league_trains_only_the_learner_seat(tmp_path):
 
 
 def test_rollout_asks_the_trainer_only_for_the_learners_real_decisions(tmp_path):
-    """``SelfPlay.rollout`` passes ``choose`` only the learner's rows with more than one legal
-    play, plays the picked play, records each decision under the learner's seat, and counts steps."""
+    """``RolloutWorker.play`` passes ``choose`` only the learner's rows with more than one legal
+    play, plays the picked play and records each decision under the learner's seat; ``collect``
+    hands out exactly the finished decisions with their targets and keeps the rest."""
     from train.loop import SelfPlay
 
     cfg = tiny(tmp_path, league_self=0.0, league_baselines=1.0, baselines=["random"], num_steps=8)
-    loop = SelfPlay(cfg, "ppo", snapshot_mode="sample")
+    loop = SelfPlay(cfg)
     loop.start()
-    learner_seat = loop.league.learner_seat.copy()
+    worker = loop.rollouts.worker
+    learner_seat = worker.league.learner_seat.copy()
     asked: list[np.ndarray] = []
 
     def choose(obs, legal, counts):
-        assert (counts > 1).all() and obs.shape == (len(counts), loop.venv.obs_size)
+        assert (counts > 1).all() and obs.shape == (len(counts), worker.venv.obs_size)
         asked.append(legal[np.arange(len(counts)), counts - 1])  # the last legal play of each row
         n = len(counts)
         return counts - 1, np.zeros(n, np.float32), np.zeros(n, np.float32)
 
-    seconds = loop.rollout(choose)
-    assert seconds >= 0 and loop.global_step == cfg.num_envs * cfg.num_steps
-    n = loop.store.size
+    seconds = worker.play(choose)
+    assert seconds >= 0
+    store = worker.store
+    n = store.size
     assert n == sum(len(a) for a in asked) > 0
-    assert (loop.store.counts[:n] > 1).all()
-    assert (loop.store.played(np.arange(n)) == np.concatenate(asked)).all()
-    still_playing = loop.episodes.length[loop.store.env[:n]] == cfg.num_steps  # no new match drawn
+    assert (store.counts[:n] > 1).all()
+    assert (store.played(np.arange(n)) == np.concatenate(asked)).all()
+    still_playing = worker.episodes.length[store.env[:n]] == cfg.num_steps  # no new match drawn
     assert still_playing.any()
-    assert (loop.store.seat[:n][still_playing] == learner_seat[loop.store.env[:n][still_playing]]).all()
+    assert (store.seat[:n][still_playing] == learner_seat[store.env[:n][still_playing]]).all()
+    # collect: another rollout, then the finished decisions out (with their GAE targets), the rest kept
+    before = store.size
+    batch = worker.collect()
+    assert batch.steps == cfg.num_envs * cfg.num_steps and batch.waiting == store.size
+    assert batch.decisions.size + store.size >= before and batch.decisions.size > 0
+    d = batch.decisions
+    assert set(d.targets) == {"advantages", "returns"} and len(d.targets["returns"]) == d.size
+    legal = d.legal(np.arange(d.size))
+    assert (legal[np.arange(d.size), d.pick] == d.played(np.arange(d.size))).all()
+    assert ((legal > 0).sum(1) <= d.counts).all()
     loop.run.close()
 
 

@@ -8,6 +8,7 @@ this package itself imports no torch: the training API below is loaded on first 
     bigtwo train                                   default config: PPO on taiwan, ~7-16 min on 2 CPU cores
     bigtwo train --config dmc --set num_envs=256   another config, fields overridden
     bigtwo train --resume runs/<run_name>          continue a run from its newest checkpoint
+    bigtwo train --ray local                       the same config with rollout actors on Ray (the ray extra)
     bigtwo train --fields                          every config field, its default and description
     tensorboard --logdir runs                      watch the runs
 
@@ -16,9 +17,14 @@ this package itself imports no torch: the training API below is loaded on first 
 | ``config`` | ``TrainConfig`` (every hyperparameter, one-line docstrings), YAML loading, ``--set`` overrides |
 | ``networks`` | ``ActionScorer``: a state encoder and a (state, play) scorer run on the legal plays only |
 | ``storage`` | ``DecisionStore``: the learner's decisions linked per (match slot, seat); GAE and MC returns |
-| ``loop`` | ``SelfPlay``: what every trainer's loop shares (set-up, resume, rollouts, schedules, the end); ``run_training`` |
-| ``ppo`` | PPO self-play: how it picks plays and its update, top to bottom around ``loop.SelfPlay`` |
-| ``dmc`` | Deep Monte-Carlo self-play (DouZero style): its picks and regression around ``loop.SelfPlay`` |
+| ``loop`` | ``SelfPlay`` and ``train``: the one loop of every trainer (set-up, resume, rollouts, update, schedules, the end); ``run_training`` |
+| ``rollout`` | ``RolloutWorker``: matches, league and store; the one rollout (in this process, or in each Ray actor) |
+| ``gate`` | ``BatchGate``: the learner takes each live actor's batch once, in order, of the weights it sent |
+| ``ray_actors`` | ``bigtwo train --ray``: rollout actors on Ray feeding the learner, faults, checkpoints (the ``ray`` extra) |
+| ``ray_bench`` | ``python -m train.ray_bench``: training env-steps/s locally and on 1 and 2 Ray actors |
+| ``rllib_example`` | RLlib's PPO (new API stack) on the PettingZoo env with action masking, played in a tournament |
+| ``ppo`` | PPO self-play: how it picks plays (``Acting``), its targets (GAE) and its update, top to bottom |
+| ``dmc`` | Deep Monte-Carlo self-play (DouZero style): its picks, Monte-Carlo targets and regression |
 | ``league`` | opponents per match slot: the current policy, past snapshots, baseline agents |
 | ``run`` | the run folder, TensorBoard, progress bar, periodic and final evaluation |
 | ``episodes`` | episode bookkeeping: the learner's game results per league opponent, game lengths |
@@ -32,7 +38,7 @@ this package itself imports no torch: the training API below is loaded on first 
 
 TensorBoard scalars: ``losses/policy``, ``losses/value``, ``losses/entropy``, ``losses/approx_kl``,
 ``losses/clipfrac``, ``losses/explained_variance`` (PPO; DMC logs ``losses/value`` and
-``losses/q_mean``), ``charts/sps``, ``charts/episodic_payoff`` (the learner's seats' payoff per
+``losses/q_mean``), ``charts/sps``, ``charts/actors``, ``charts/learner_utilisation`` (the update's share of the wall time; on Ray also ``charts/actors_replaced``, ``charts/batches_rejected``), ``charts/episodic_payoff`` (the learner's seats' payoff per
 game), ``charts/payoff_vs_<opponent>`` and ``charts/win_rate_vs_<opponent>`` per league opponent,
 ``charts/episode_length``, ``charts/learning_rate``, and from the periodic evaluation
 ``eval/<opponent>/mean_payoff``, ``ci_low``, ``ci_high``, ``win_rate``, ``opponent_mean_payoff``.

@@ -14,7 +14,7 @@ A checkpoint (``runs/<run>/checkpoints/step_<env steps>.pt``) is a ``torch.save`
 | ``global_step``, ``update`` | environment steps and updates done |
 | ``provenance`` | the command, seed, steps, training time and code version that made it (``train.provenance``) |
 | ``run`` | ``{"name": ..., "id": ...}``: the run that wrote it (its folder's ``run_id`` file); absent from exported files |
-| ``resume`` | what a resumed run needs besides: optimizer, RNG states, the vector env's match states, the pending decisions, the league (absent from policy-only files such as league snapshots) |
+| ``resume`` | what a resumed run needs besides: optimizer, RNG states, the vector env's match states, the pending decisions, the league (absent from policy-only files such as league snapshots); a run on Ray holds the last four per rollout actor, under ``workers`` |
 
 Only tensors and plain Python values are stored (NumPy arrays become tensors), so every load
 uses ``torch.load(weights_only=True)``: a checkpoint file cannot run code. Writes go to a
@@ -74,7 +74,8 @@ POLICY_LAYOUT = {
     "global_step": int,
     "update": int,
 }
-RESUME_KEYS = ("optimizer", "env", "store", "league", "rng", "episode_length")
+RESUME_KEYS = ("optimizer", "rng")  # the learner's; then the rollouts' (WORKER_KEYS, or "workers" on Ray)
+WORKER_KEYS = ("env", "store", "league", "rng", "episode_length")  # a train.rollout.RolloutWorker's state
 
 
 def arrays_to_tensors(obj: Any) -> Any:
@@ -249,6 +250,12 @@ def check_belongs(payload: dict[str, Any], path: Path, algo: str | None, run_id:
         raise ValueError(f"{path}: belongs to the run {owner.get('name')!r} (id {owner.get('id')}), not this one")
     resume = payload.get("resume")
     missing = [k for k in RESUME_KEYS if not isinstance(resume, Mapping) or k not in resume]
+    if not missing:
+        workers = resume.get("workers")
+        if isinstance(workers, list):  # a run on Ray: one state per rollout actor
+            missing = [f"workers[{i}].{k}" for i, w in enumerate(workers) for k in WORKER_KEYS if k not in w]
+        else:
+            missing = [k for k in WORKER_KEYS if k not in resume]
     if missing:
         raise ValueError(f"{path}: holds no resume state ({', '.join(missing)} missing): a policy-only file")
 
@@ -352,6 +359,7 @@ RESUMABLE_CHANGES = {
     "torch_threads",
     "runs_dir",
     "run_name",
+    "ray_actor_cpus",
 }
 
 

@@ -6,11 +6,15 @@
     bigtwo train --set variant=hong-kong --set run_name=hk1
     bigtwo train --resume runs/taiwan__ppo__1__1700000000
     bigtwo train --fields                         every config field with its description
+    bigtwo train --ray local                      the same run with rollout actors on a Ray cluster started here
+    bigtwo train --ray auto --set ray_actors=16   rollout actors on the cluster this machine joined (`ray start`)
 
 Overrides use one scheme: ``--set FIELD=VALUE`` (repeatable; VALUE read as YAML). A run whose
 folder exists (same ``run_name``) resumes from its newest intact checkpoint; ``--resume RUN_DIR`` does
 the same from the config saved in that run, ``--set`` changing only what may change on resume
-(e.g. ``total_timesteps`` to train longer). torch is imported only when the command runs.
+(e.g. ``total_timesteps`` to train longer). ``--ray local|auto|ADDRESS`` runs the same config with
+``ray_actors`` rollout actors on a Ray cluster (``train.ray_actors``; the ``ray`` extra); a run
+resumes the way it was started, with or without ``--ray``. torch is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -46,6 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest intact checkpoint")
     p.add_argument("--fields", action="store_true", help="list every config field with its description, then exit")
+    p.add_argument(
+        "--ray",
+        metavar="local|auto|ADDRESS",
+        default=None,
+        help="rollout actors on a Ray cluster: local (started for the run), auto (the one `ray start` joined) "
+        "or its address; needs the ray extra",
+    )
     p.set_defaults(func=_train)
 
 
@@ -87,6 +98,11 @@ def _train(args: argparse.Namespace) -> int:
             default = f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
             print(f"{name:<20} {default!r:<14} {docs.get(name, '')} Allowed: {allowed_values(name)}.")
         return 0
+    if args.ray is not None:
+        from agents.cluster import check_address, need_ray
+
+        check_address(args.ray)
+        need_ray()
     if args.resume:
         _need_torch()
         from . import checkpoint as ckpt
@@ -111,6 +127,6 @@ def _train(args: argparse.Namespace) -> int:
 
     from .loop import run_training
 
-    result = run_training(cfg)
+    result = run_training(cfg, ray=args.ray)
     # stopped by a signal (with a final checkpoint): exit as a shell reports that signal, 128 + its number
     return 0 if result.stopped_by is None else 128 + signal.Signals[result.stopped_by].value

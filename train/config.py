@@ -162,6 +162,12 @@ class TrainConfig:
     progress: bool = True
     """Show a tqdm progress bar."""
 
+    # --- on a Ray cluster (bigtwo train --ray local|auto|ADDRESS; ignored without --ray)
+    ray_actors: int = 2
+    """Rollout actors with --ray; the num_envs matches are split evenly between them."""
+    ray_actor_cpus: float = 1.0
+    """CPUs the cluster reserves for each rollout actor (--ray)."""
+
     @property
     def stop_step(self) -> int:
         """The step the run stops at: ``stop_at_timesteps`` when set (and sooner), else ``total_timesteps``."""
@@ -274,6 +280,8 @@ LIMITS: dict[str, Limit] = {
     "eval_every": Limit(0, 10**13),
     "eval_deals": Limit(0, 10**6),
     "final_eval_deals": Limit(0, 10**6),
+    "ray_actors": Limit(1, 4_096),
+    "ray_actor_cpus": Limit(0, 1_024, open_low=True),
 }
 MAX_ROLLOUT = 1_048_576  # num_envs * num_steps: the decisions (and observations) one rollout holds
 DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d{1,3})$")
@@ -403,6 +411,11 @@ def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConf
         raise ValueError(
             f"{source}: num_envs * num_steps (one rollout) is {cfg.num_envs * cfg.num_steps:,}; allowed: at most "
             f"{MAX_ROLLOUT:,} (num_envs {cfg.num_envs}, num_steps {cfg.num_steps})"
+        )
+    if cfg.ray_actors > cfg.num_envs:
+        raise ValueError(
+            f"{source}: ray_actors ({cfg.ray_actors}) is more than num_envs ({cfg.num_envs}); "
+            "allowed: at most one actor per match"
         )
     if cfg.league_self + cfg.league_past + cfg.league_baselines <= 0:
         raise ValueError(f"{source}: league_self + league_past + league_baselines must be > 0")

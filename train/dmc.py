@@ -1,8 +1,9 @@
 """Deep Monte-Carlo self-play (DouZero style): a Q network over (state, legal play) pairs.
 
-Reads top to bottom like ``train.ppo``, which it mirrors: per update a rollout, Monte-Carlo
-targets, regression epochs and logs; the shared rest (set-up, resume, the rollout loop,
-snapshots, evaluations, checkpoints, the final evaluation) is ``train.loop.SelfPlay``.
+Reads top to bottom like ``train.ppo``, which it mirrors: how a play is picked (``Acting``), the
+Monte-Carlo targets (``targets``) and the regression epochs (``update``); the shared rest (set-up,
+resume, the rollout, snapshots, evaluations, checkpoints, the final evaluation) is ``train.loop``
+and ``train.rollout``, locally or on Ray actors alike.
 
 - **Acting.** The learner scores each legal play of its decisions with ``Q(state, play)`` (the
   ``ActionScorer``'s scores: only legal plays are ever scored) and plays the best one, or with
@@ -18,82 +19,90 @@ snapshots, evaluations, checkpoints, the final evaluation) is ``train.loop.SelfP
 
 from __future__ import annotations
 
-import time
+from typing import Any
 
 import numpy as np
 import torch
 
 from .config import TrainConfig
-from .loop import RunResult, SelfPlay
-from .storage import mc_returns
+from .networks import ActionScorer
+from .storage import Decisions, DecisionStore, mc_returns
+
+SNAPSHOT_MODE = "greedy"  # league snapshots play their best-scored play
+STORE_SLACK = 16  # decisions per seat carried beyond num_steps per slot (waiting for their return)
+SCORE_STD = 1.0  # initial scale of the scorer's output layer
 
 
-def train(cfg: TrainConfig) -> RunResult:
-    loop = SelfPlay(cfg, "dmc", snapshot_mode="greedy", store_slack=16, score_std=1.0)
-    net, optimizer, store, device = loop.net, loop.optimizer, loop.store, loop.device
-    explore = np.random.default_rng([cfg.seed, 3])  # epsilon-greedy draws
-    loop.start(explore=explore)
+class Acting:
+    """The best-scored legal play, or with probability ``epsilon`` a uniformly random one."""
 
-    def choose(obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The best-scored legal play, or with probability ``epsilon`` a uniformly random one."""
-        q, _ = net.score_arrays(obs, legal, counts)
+    def __init__(self, net: ActionScorer, cfg: TrainConfig, seed: int, device: torch.device) -> None:
+        self.net, self.epsilon, self.device = net, cfg.epsilon, device
+        self.explore = np.random.default_rng([seed, 3])  # epsilon-greedy draws
+        self.generators: dict[str, Any] = {"explore": self.explore}
+
+    def __call__(self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+        q, _ = self.net.score_arrays(obs, legal, counts)
         n = len(counts)
         pick = q.argmax(dim=1).cpu().numpy()
-        random_pick = (explore.random(n) * counts).astype(np.int64)
-        pick = np.where(explore.random(n) < cfg.epsilon, random_pick, pick)
-        q_pick = q[torch.arange(n), torch.as_tensor(pick, device=device)].cpu().numpy()
+        random_pick = (self.explore.random(n) * counts).astype(np.int64)
+        pick = np.where(self.explore.random(n) < self.epsilon, random_pick, pick)
+        q_pick = q[torch.arange(n), torch.as_tensor(pick, device=self.device)].cpu().numpy()
         return pick, np.zeros(n, np.float32), q_pick
 
-    while loop.running():
-        loop.next_update()
-        # 1. rollout: epsilon-greedy on Q over the legal plays; the learner's decisions recorded
-        rollout_seconds = loop.rollout(choose)
 
-        # 2. Monte-Carlo targets: each decision's return to its episode's end
-        n = store.size
-        returns, finished = mc_returns(store.reward[:n], store.done[:n], store.next[:n])
-        train_idx = np.flatnonzero(finished)
+def targets(store: DecisionStore, cfg: TrainConfig) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Each decision's return to its episode's end; which decisions have one (the others wait)."""
+    n = store.size
+    returns, finished = mc_returns(store.reward[:n], store.done[:n], store.next[:n])
+    return {"returns": returns}, finished
 
-        # 3. regression of Q(state, played) on the return
-        t0 = time.time()
-        net.train()
-        losses: list[float] = []
-        q_means: list[float] = []
-        for _epoch in range(cfg.dmc_epochs):
-            order = loop.shuffle.permutation(train_idx)
-            for start in range(0, len(order), cfg.minibatch_size):
-                idx = order[start : start + cfg.minibatch_size]
-                played = store.played(idx)[:, None]  # score the played pair only
-                q, _ = net(
-                    torch.as_tensor(store.obs[idx], device=device),
-                    torch.as_tensor(played, device=device),
-                    torch.ones(len(idx), dtype=torch.int64, device=device),
-                )
-                target = torch.as_tensor(returns[idx], device=device)
-                loss = ((q.squeeze(1) - target) ** 2).mean()
-                optimizer.zero_grad()
-                loss.backward()
-                if cfg.max_grad_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                losses.append(loss.item())
-                q_means.append(q.mean().item())
-        store.compact(~finished)  # decisions of unfinished episodes wait for their return
-        update_seconds = time.time() - t0
 
-        # 4. logs, then snapshots, evaluation and checkpoints when due
-        scalars = {
-            "charts/decisions_trained": float(len(train_idx)),
-            "charts/decisions_waiting": float(store.size),
-        }
-        if losses:
-            scalars.update(
-                {
-                    "losses/value": float(np.mean(losses)),
-                    "losses/q_mean": float(np.mean(q_means)),
-                    "losses/target_mean": float(returns[train_idx].mean()),
-                }
+def update(
+    net: ActionScorer,
+    optimizer: torch.optim.Optimizer,
+    batch: Decisions,
+    cfg: TrainConfig,
+    shuffle: np.random.Generator,
+    device: torch.device,
+) -> dict[str, float]:
+    """Regression of Q(state, played) on the return; returns the scalars to log."""
+    returns = batch.targets["returns"]
+    net.train()
+    losses: list[float] = []
+    q_means: list[float] = []
+    for _epoch in range(cfg.dmc_epochs):
+        order = shuffle.permutation(batch.size)
+        for start in range(0, len(order), cfg.minibatch_size):
+            idx = order[start : start + cfg.minibatch_size]
+            played = batch.played(idx)[:, None]  # score the played pair only
+            q, _ = net(
+                torch.as_tensor(batch.obs[idx], device=device),
+                torch.as_tensor(played, device=device),
+                torch.ones(len(idx), dtype=torch.int64, device=device),
             )
-        loop.end_update(scalars, rollout_seconds, update_seconds, {"loss": f"{scalars.get('losses/value', 0):.4f}"})
+            target = torch.as_tensor(returns[idx], device=device)
+            loss = ((q.squeeze(1) - target) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            if cfg.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            losses.append(loss.item())
+            q_means.append(q.mean().item())
 
-    return loop.finish()
+    scalars = {"charts/decisions_trained": float(batch.size)}
+    if losses:
+        scalars.update(
+            {
+                "losses/value": float(np.mean(losses)),
+                "losses/q_mean": float(np.mean(q_means)),
+                "losses/target_mean": float(returns.mean()),
+            }
+        )
+    return scalars
+
+
+def postfix(scalars: dict[str, float]) -> dict[str, str]:
+    """What the progress bar shows of an update."""
+    return {"loss": f"{scalars.get('losses/value', 0):.4f}"}

@@ -5,12 +5,14 @@ whether the learner's seat won, under the label of the slot's opponent: ``self``
 baseline name); ``scalars`` turns them into the ``charts/`` scalars a trainer logs
 (``charts/episodic_payoff``, ``charts/games``, ``charts/episode_length``,
 ``charts/payoff_vs_<opponent>``, ``charts/win_rate_vs_<opponent>``). The per-slot step counts
-(``length``) are part of a checkpoint's resume state.
+(``length``) are part of a checkpoint's resume state. ``results`` and ``add`` carry the games of
+one rollout to the learner that logs them (from Ray actors, for one).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
@@ -42,6 +44,18 @@ class Episodes:
                 self.wins[label].append(float(winner[e] == s))
             self.lengths.append(int(self.length[e]))
             self.length[e] = 0
+
+    def results(self) -> dict[str, Any]:
+        """The games recorded since ``reset``: payoffs and wins by label, game lengths (plain lists)."""
+        return {"payoffs": dict(self.payoffs), "wins": dict(self.wins), "lengths": list(self.lengths)}
+
+    def add(self, results: dict[str, Any]) -> None:
+        """Record the games of another ``results`` (a rollout's) as if they had ended here."""
+        for label, values in results["payoffs"].items():
+            self.payoffs[label].extend(values)
+        for label, values in results["wins"].items():
+            self.wins[label].extend(values)
+        self.lengths.extend(results["lengths"])
 
     def scalars(self) -> dict[str, float]:
         out: dict[str, float] = {}

@@ -115,18 +115,27 @@ class League:
 
     # ------------------------------------------------------------ snapshots
 
-    def add_snapshot(self, step: int, path: str | Path) -> None:
-        """Add the policy saved at ``path`` (relative to ``root``, the run folder) after ``step`` env
-        steps; drop the oldest past the cap.
-        Slots playing a dropped snapshot switch to the oldest one left."""
-        from .policy_agent import load_policy_agent
+    def _snapshot_agent(self, path: str, payload: dict | None, seed: int | None) -> Agent:
+        """The agent of a snapshot: from its ``payload`` when given, else read from ``root / path``."""
+        from .policy_agent import load_policy_agent, policy_agent_from_payload
 
+        if payload is None:
+            return load_policy_agent(
+                self.root / path, self.variant, seed=seed, mode=self.snapshot_mode, device=self.device
+            )
+        return policy_agent_from_payload(
+            payload, str(path), self.variant, seed=seed, mode=self.snapshot_mode, device=self.device
+        )
+
+    def add_snapshot(self, step: int, path: str | Path, payload: dict | None = None) -> None:
+        """Add the policy saved at ``path`` (relative to ``root``, the run folder) after ``step`` env
+        steps (``payload``: that file's dict, for a league that cannot read the run folder, such as
+        a Ray actor's on another machine); drop the oldest past the cap.
+        Slots playing a dropped snapshot switch to the oldest one left."""
         if self.max_snapshots <= 0:
             return
         seed = int(self.rng.integers(2**31))
-        agent = load_policy_agent(
-            self.root / path, self.variant, seed=seed, mode=self.snapshot_mode, device=self.device
-        )
+        agent = self._snapshot_agent(str(path), payload, seed)
         nb = len(self.baselines)
         self.snapshots.append((step, str(path), agent))
         if len(self.snapshots) > self.max_snapshots:
@@ -146,15 +155,12 @@ class League:
             "baselines": [getattr(a, "rng", None) and a.rng.bit_generator.state for a in self.baselines],
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore ``state_dict`` (reloading the snapshot files)."""
-        from .policy_agent import load_policy_agent
-
+    def load_state_dict(self, state: dict[str, Any], payloads: dict[str, dict] | None = None) -> None:
+        """Restore ``state_dict``, reloading the snapshot files (or taking their dicts from
+        ``payloads``, by path, where given)."""
         self.snapshots = []
         for snap in state["snapshots"]:
-            agent = load_policy_agent(
-                self.root / snap["path"], self.variant, mode=self.snapshot_mode, device=self.device
-            )
+            agent = self._snapshot_agent(snap["path"], (payloads or {}).get(snap["path"]), None)
             agent.load_state_dict(snap["agent"])
             self.snapshots.append((int(snap["step"]), snap["path"], agent))
         self.opponent = np.asarray(state["opponent"], np.int64).copy()

@@ -1,22 +1,20 @@
 """The self-play loop every trainer shares; a trainer adds how it picks plays and how it learns.
 
-``train.ppo`` and ``train.dmc`` differ in two things only: how the learner picks a play from
-the scores of its legal plays, and what an update does with the recorded decisions. The rest
-of their loop is ``SelfPlay``:
+``train.ppo`` and ``train.dmc`` differ in three things only: how the learner picks a play from
+the scores of its legal plays (``Acting``), the targets of its decisions (``targets``) and what
+an update does with them (``update``). The rest is here and in ``train.rollout``:
 
-- **set-up**: the variant, the run folder (``train.run.Run``: TensorBoard, seeds, threads),
-  the vector env, the ``ActionScorer``, Adam, the league and the ``DecisionStore``;
-- ``start(**generators)``: register the trainer's own random generators, resume from the run's
-  newest checkpoint when there is one, start the progress bar;
+- ``SelfPlay`` set-up: the variant, the run folder (``train.run.Run``: TensorBoard, seeds,
+  threads), the ``ActionScorer`` and Adam (the learner), and the rollouts that feed it: one
+  ``RolloutWorker`` in this process (``LocalRollouts``, what ``bigtwo train`` runs) or Ray
+  actors that each own one (``train.ray_actors.RayRollouts``, ``bigtwo train --ray``);
+- ``start()``: resume from the run's newest checkpoint when there is one (network, optimizer,
+  the rollouts' matches, stores and leagues, random generators), start the progress bar;
 - ``next_update()``: count an update and set its learning rate (annealed linearly to 0 over
   ``total_timesteps`` when ``anneal_lr``);
-- ``rollout(choose)``: ``num_steps`` vector steps. The learner's rows with more than one legal
-  play go to ``choose``, which returns the pick (an index into each row's legal list) and the
-  log-probability and value recorded with it; a single legal play is no decision and is played
-  without asking. Opponents' rows go to their league agents. Each seat's payoff is credited to
-  its pending decision, and slots whose match ended draw new opponents;
-- ``end_update(scalars, ...)``: logs, the progress bar, league snapshots, periodic evaluations
-  and checkpoints, each on its schedule;
+- ``rollout()``: the rollouts' batches of finished decisions (``train.rollout.Batch``), joined;
+- ``end_update(scalars, ...)``: logs (speed, actors, learner utilisation), the progress bar,
+  league snapshots (sent to every rollout's league), periodic evaluations and checkpoints;
 - ``finish()``: the final checkpoint and evaluation; returns the ``RunResult``.
 
 Before anything is created, the agents the config names (``eval_opponents``, ``baselines``) are
@@ -25,14 +23,14 @@ the run folder's own checks (device, resume) follow in ``train.run.Run``. A SIGT
 (``train.signals``) ends the loop after the update under way: the final checkpoint is written
 and the evaluations still to come are skipped.
 
-A trainer reads top to bottom (CleanRL style) around these calls::
+``train`` is the loop itself, the same for both algorithms and for local and Ray rollouts::
 
-    loop = SelfPlay(cfg, "ppo", snapshot_mode="sample")
-    loop.start(sampler=sampler)
+    loop = SelfPlay(cfg, rollouts)
+    loop.start()
     while loop.running():
-        lr = loop.next_update()
-        rollout_seconds = loop.rollout(choose)
-        ...  # advantages and gradient steps on loop.store
+        loop.next_update()
+        batch, rollout_seconds = loop.rollout()
+        scalars = loop.algo.update(loop.net, loop.optimizer, batch, cfg, loop.shuffle, loop.device)
         loop.end_update(scalars, rollout_seconds, update_seconds, postfix)
     return loop.finish()
 """
@@ -45,43 +43,23 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
+from bigtwo_env.observation import obs_size
 from bigtwo_env.variant import load_variant
-from bigtwo_env.vector import VectorEnv
 
 from . import signals
-from .checkpoint import env_state, load_env_state, load_rng_state, rng_state, tensors_to_arrays
+from .checkpoint import load_rng_state, rng_state
 from .config import TrainConfig
 from .episodes import Episodes
-from .league import League, make_baseline
-from .networks import ActionScorer, action_features
+from .league import make_baseline
 from .policy_agent import PolicyAgent
+from .rollout import Batch, RolloutWorker, algorithm, scorer
 from .run import Run, final_report
-from .storage import DecisionStore
-
-# (obs, legal ids, legal counts) of the learner's deciding rows -> (pick, log-probability, value)
-Choose = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
-
-
-@dataclass
-class View:
-    """What the trainer sees of the vector env before acting."""
-
-    obs: np.ndarray
-    seat: np.ndarray
-    legal: np.ndarray
-    counts: np.ndarray
-
-
-def view(venv: VectorEnv, obs: np.ndarray | None = None) -> View:
-    """The current observation, seat to act and legal lists of every slot."""
-    ids, counts = venv.engine.legal_actions()
-    obs = venv.engine.observe() if obs is None else obs
-    return View(obs, venv.engine.state.current.astype(np.int64), ids, counts)
+from .storage import Decisions
 
 
 @dataclass
@@ -96,6 +74,12 @@ class RunResult:
     evaluations: dict = field(default_factory=dict)
     stopped_by: str | None = None
     """``SIGTERM`` or ``SIGINT`` when a signal ended the run early (``train.signals``), else ``None``."""
+    actors: int = 1
+    """Rollout workers at the end (1 in this process; the Ray actors with ``--ray``)."""
+    replaced_actors: int = 0
+    """Ray actors that died and were replaced during the run (``train.ray_actors``)."""
+    rejected_batches: int = 0
+    """Batches the learner refused: repeated, from a replaced actor, or of old weights (``train.gate``)."""
 
 
 def check_agents(cfg: TrainConfig, variant) -> None:
@@ -110,80 +94,123 @@ def check_agents(cfg: TrainConfig, variant) -> None:
                 raise ValueError(f"field {name!r} has bad value {agent!r}: {exc}") from None
 
 
+class Rollouts(Protocol):
+    """Where the learner's batches come from: ``LocalRollouts`` or ``train.ray_actors.RayRollouts``."""
+
+    resume_flags: str
+    """What ``bigtwo train --resume RUN_DIR`` needs besides to resume the run (``--ray ADDRESS``)."""
+
+    def collect(self, net: torch.nn.Module, version: int) -> list[Batch]:
+        """One rollout of every worker, acting with ``net``'s weights (version ``version``)."""
+        ...
+
+    def add_snapshot(self, step: int, path: str, payload: dict[str, Any]) -> None:
+        """A league snapshot for every worker's league."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """The workers' part of a checkpoint's resume state."""
+        ...
+
+    def load_state_dict(self, resume: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` saved (from a checkpoint's ``resume``)."""
+        ...
+
+    def scalars(self) -> dict[str, float]:
+        """What to log about the workers (``charts/actors`` and the like)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalRollouts:
+    """One ``RolloutWorker`` in this process, acting with the learner's own network (``bigtwo train``).
+    Its checkpoint layout is the resume keys ``env``, ``store``, ``league``, ``rng``, ``episode_length``."""
+
+    resume_flags = ""
+
+    def __init__(self, loop: SelfPlay) -> None:
+        cfg = loop.cfg
+        self.worker = RolloutWorker(
+            cfg,
+            loop.variant,
+            loop.net,
+            seed=cfg.seed,
+            num_envs=cfg.num_envs,
+            device=loop.device,
+            root=loop.run.dir,
+            scale=loop.scale,
+        )
+
+    def collect(self, net: torch.nn.Module, version: int) -> list[Batch]:
+        batch = self.worker.collect()
+        batch.version = version
+        return [batch]
+
+    def add_snapshot(self, step: int, path: str, payload: dict[str, Any]) -> None:
+        self.worker.league.add_snapshot(step, path)  # the file is at hand: read it like a resume would
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.worker.state_dict()
+
+    def load_state_dict(self, resume: dict[str, Any]) -> None:
+        if "workers" in resume:
+            raise ValueError(
+                f"this checkpoint was written by a run on Ray ({len(resume['workers'])} rollout actors): "
+                "resume it with --ray"
+            )
+        self.worker.load_state_dict(resume)
+
+    def scalars(self) -> dict[str, float]:
+        return {"charts/actors": 1.0}
+
+    def close(self) -> None:
+        pass
+
+
 class SelfPlay:
     """Set-up, resume, rollouts, schedules and the end of a self-play run; see the module docstring.
 
-    ``snapshot_mode``: how league snapshots play (``sample`` from their policy, or ``greedy``).
-    ``store_slack``: decisions per seat that the store holds beyond ``num_steps`` per slot
-    (decisions of unfinished episodes carried from one rollout to the next).
-    ``score_std``: the initial scale of the scorer's output layer (see ``ActionScorer``)."""
+    ``rollouts`` builds the rollouts from the loop (the learner's network, run folder and device
+    are set up by then): ``LocalRollouts`` or a ``train.ray_actors.RayRollouts`` factory."""
 
-    def __init__(
-        self, cfg: TrainConfig, algo: str, *, snapshot_mode: str, store_slack: int = 1, score_std: float = 0.01
-    ) -> None:
-        self.cfg, self.algo = cfg, algo
+    def __init__(self, cfg: TrainConfig, rollouts: Callable[[SelfPlay], Rollouts] = LocalRollouts) -> None:
+        self.cfg, self.algo_name = cfg, cfg.algo
+        self.algo = algorithm(cfg.algo)
         self.variant = load_variant(cfg.variant, **cfg.variant_settings)
         check_agents(cfg, self.variant)
         self.run = Run(cfg, self.variant)  # run folder, TensorBoard, seeds, threads, determinism
         self.device = self.run.device
         self.scale = cfg.resolved_reward_scale(self.variant)
-        # copy=False: each step's arrays are read (or copied into the store) before the next step
-        self.venv = VectorEnv(self.variant, num_envs=cfg.num_envs, seed=cfg.seed, copy=False)
-        players = self.variant.players
-        self.net = ActionScorer(
-            self.venv.obs_size,
-            action_features(self.variant),
-            cfg.hidden_size,
-            cfg.state_layers,
-            cfg.pair_size,
-            cfg.pair_layers,
-            score_std=score_std,
-        ).to(self.device)
+        self.net = scorer(cfg, self.variant, obs_size(self.variant.players), self.algo.SCORE_STD).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
-        self.league = League(
-            self.variant,
-            cfg.num_envs,
-            (cfg.league_self, cfg.league_past, cfg.league_baselines),
-            cfg.baselines,
-            cfg.max_snapshots,
-            cfg.seed,
-            snapshot_mode=snapshot_mode,
-            device=str(self.device),
-            root=self.run.dir,
-        )
-        self.store = DecisionStore(
-            cfg.num_envs, players, self.venv.obs_size, capacity=cfg.num_envs * (cfg.num_steps + store_slack * players)
-        )
         self.shuffle = np.random.default_rng([cfg.seed, 2])  # minibatch order
-        self.generators: dict[str, Any] = {"shuffle": self.shuffle}
-        self.episodes = Episodes(cfg.num_envs)
+        self.episodes = Episodes(0)  # the games the rollouts report, logged per update
         self.global_step, self.update, self.lr = 0, 0, cfg.lr
+        self.rejected = 0
+        self.rollouts = rollouts(self)
 
     # ------------------------------------------------------------ start
 
-    def start(self, **generators: Any) -> None:
-        """Register the trainer's random generators (saved in checkpoints), resume from the
-        newest checkpoint if the run has one, and start the schedules and the progress bar."""
-        self.generators.update(generators)
+    def start(self) -> None:
+        """Resume from the newest checkpoint if the run has one, and start the schedules and the
+        progress bar."""
         saved = self.run.load_resume()
         if saved is not None:
             self.net.load_state_dict(saved["model"]["state_dict"])
             res = saved["resume"]
             self.optimizer.load_state_dict(res["optimizer"])
-            load_env_state(self.venv, tensors_to_arrays(res["env"]))
-            self.store.load_state_dict(tensors_to_arrays(res["store"]))
-            self.league.load_state_dict(res["league"])
-            load_rng_state(res["rng"], **self.generators)
-            self.episodes.length[:] = res["episode_length"].numpy()
+            self.rollouts.load_state_dict(res)
+            load_rng_state(res["rng"], shuffle=self.shuffle)
             self.global_step, self.update = int(saved["global_step"]), int(saved["update"])
         cfg = self.cfg
         self.next_checkpoint = self._next_multiple(cfg.checkpoint_every)
         self.next_eval = self._next_multiple(cfg.eval_every)
         self.next_snapshot = self._next_multiple(cfg.snapshot_every) if cfg.league_past > 0 else math.inf
         self.last_checkpoint = self.run.resume_from
-        self.view: View = view(self.venv)
         self.run.progress(self.global_step)
         self.start_time, self.start_step = time.time(), self.global_step
+        self.update_seconds_total = 0.0
 
     def _next_multiple(self, every: int) -> float:
         return (self.global_step // every + 1) * every if every > 0 else math.inf
@@ -203,31 +230,18 @@ class SelfPlay:
             group["lr"] = self.lr
         return self.lr
 
-    def rollout(self, choose: Choose) -> float:
-        """``num_steps`` vector steps, the learner's decisions recorded per (slot, seat); returns
-        the seconds it took."""
+    def rollout(self) -> tuple[Decisions, float]:
+        """The rollouts' batches of this update, joined (in worker order), and the seconds it took;
+        their steps are counted and their games recorded for the logs."""
         t0 = time.time()
-        self.net.eval()
-        league, store, v = self.league, self.store, self.view
-        for _ in range(self.cfg.num_steps):
-            learner = league.learner_rows(v.seat)
-            rows = np.flatnonzero(learner & (v.counts > 1))  # a single legal play is no decision
-            actions = v.legal[:, 0].astype(np.int64)  # that single play, where there is one
-            if rows.size:
-                legal, counts = v.legal[rows], v.counts[rows]
-                pick, logprob, value = choose(v.obs[rows], legal, counts)
-                actions[rows] = legal[np.arange(rows.size), pick]
-                store.record(rows, v.seat[rows], v.obs[rows], legal, counts, pick, logprob, value)
-            for agent, opp_rows in league.opponent_groups(learner):
-                actions[opp_rows] = agent.act(v.obs[opp_rows], v.legal[opp_rows], v.counts[opp_rows])
-            obs, rewards, ended, _, info = self.venv.step(actions)
-            store.credit(rewards * self.scale, ended)  # each seat's payoff to its pending decision
-            self.episodes.step(rewards, info["game_over"], info["winner"], league)
-            league.draw(np.flatnonzero(ended))  # new matches: new opponents
-            v = View(obs, info["seat"], info["legal_ids"], info["legal_counts"])
-            self.global_step += self.cfg.num_envs
-        self.view = v
-        return time.time() - t0
+        batches = self.rollouts.collect(self.net, self.update - 1)
+        for b in batches:
+            self.global_step += b.steps
+            self.episodes.add(b.episodes)
+        self.waiting = sum(b.waiting for b in batches)
+        self.steps_this_update = sum(b.steps for b in batches)
+        self.last_batches = batches  # for train.ray_bench: each worker's own time
+        return Decisions.concat([b.decisions for b in batches]), time.time() - t0
 
     def end_update(
         self, scalars: dict[str, float], rollout_seconds: float, update_seconds: float, postfix: dict[str, str]
@@ -235,21 +249,30 @@ class SelfPlay:
         """Log the update's ``scalars`` (with speed, learning rate and the league's game results),
         move the progress bar, then take snapshots, evaluate and checkpoint when due."""
         cfg, run = self.cfg, self.run
-        sps = (self.global_step - self.start_step) / max(time.time() - self.start_time, 1e-9)
+        elapsed = max(time.time() - self.start_time, 1e-9)
+        sps = (self.global_step - self.start_step) / elapsed
+        self.update_seconds_total += update_seconds
+        utilisation = self.update_seconds_total / elapsed  # the learner's share of the wall time
+        workers = self.rollouts.scalars()
         scalars = {
             **scalars,
             "charts/learning_rate": self.lr,
             "charts/sps": sps,
             "charts/rollout_seconds": rollout_seconds,
             "charts/update_seconds": update_seconds,
+            "charts/learner_utilisation": utilisation,
+            "charts/decisions_waiting": float(self.waiting),
+            **workers,
             **self.episodes.scalars(),
         }
         self.episodes.reset()
         run.log(scalars, self.global_step)
-        run.advance(cfg.num_envs * cfg.num_steps, {"sps": f"{sps:,.0f}", **postfix})
+        shown = {"sps": f"{sps:,.0f}", "actors": f"{workers['charts/actors']:.0f}", "learner": f"{utilisation:.0%}"}
+        run.advance(self.steps_this_update, {**shown, **postfix})
 
         if self.global_step >= self.next_snapshot:
-            self.league.add_snapshot(self.global_step, run.snapshot(self.payload()))
+            payload = self.payload()
+            self.rollouts.add_snapshot(self.global_step, run.snapshot(payload), payload)
             self.next_snapshot = self._next_multiple(cfg.snapshot_every)
         if self.global_step >= self.next_eval and signals.requested() is None:
             evals = run.evaluate(self.agent(), self.global_step, cfg.eval_deals)
@@ -270,18 +293,13 @@ class SelfPlay:
 
     def payload(self) -> dict[str, Any]:
         """The policy part of a checkpoint (what league snapshots hold)."""
-        return self.run.payload(self.algo, self.net, self.global_step, self.update)
+        return self.run.payload(self.algo_name, self.net, self.global_step, self.update)
 
     def save_checkpoint(self) -> Path:
-        """A resumable checkpoint: the policy plus optimizer, env, store, league and RNG states."""
-        resume = {
-            "optimizer": self.optimizer.state_dict(),
-            "env": env_state(self.venv),
-            "store": self.store.state_dict(),
-            "league": self.league.state_dict(),
-            "rng": rng_state(**self.generators),
-            "episode_length": self.episodes.length,
-        }
+        """A resumable checkpoint: the policy plus the optimizer, the learner's random generators
+        and the rollouts' state (matches, stores, leagues, their generators)."""
+        resume = {"optimizer": self.optimizer.state_dict(), **self.rollouts.state_dict()}
+        resume["rng"] = {**resume.get("rng", {}), **rng_state(shuffle=self.shuffle)}
         return self.run.save(self.payload(), resume)
 
     def agent(self) -> PolicyAgent:
@@ -302,7 +320,7 @@ class SelfPlay:
             run.bar.close()
         evals = final_report(
             run,
-            self.algo,
+            self.algo_name,
             self.agent(),
             self.last_checkpoint,
             step,
@@ -310,19 +328,60 @@ class SelfPlay:
             seconds,
             sps,
             stopped_by=stopped_by,
+            resume_flags=self.rollouts.resume_flags,
         )
+        workers = self.rollouts.scalars()
+        self.rollouts.close()
         run.close()
-        return RunResult(run.dir, self.last_checkpoint, step, seconds, sps, evals, stopped_by)
+        return RunResult(
+            run.dir,
+            self.last_checkpoint,
+            step,
+            seconds,
+            sps,
+            evals,
+            stopped_by,
+            actors=int(workers["charts/actors"]),
+            replaced_actors=int(workers.get("charts/actors_replaced", 0)),
+            rejected_batches=int(workers.get("charts/batches_rejected", 0)),
+        )
 
 
-def run_training(cfg: TrainConfig) -> RunResult:
+def train(cfg: TrainConfig, rollouts: Callable[[SelfPlay], Rollouts] = LocalRollouts) -> RunResult:
+    """Self-play with the algorithm ``cfg.algo`` names: per update a rollout (the finished decisions
+    and their targets), the algorithm's update on them, then logs, snapshots, evaluations and
+    checkpoints when due."""
+    loop = SelfPlay(cfg, rollouts)
+    try:
+        loop.start()
+        while loop.running():
+            loop.next_update()
+            # 1. rollout: num_steps vector steps per worker, the learner's finished decisions with their targets
+            batch, rollout_seconds = loop.rollout()
+            # 2. the update: PPO epochs (train.ppo) or Q regression (train.dmc)
+            t0 = time.time()
+            scalars = loop.algo.update(loop.net, loop.optimizer, batch, cfg, loop.shuffle, loop.device)
+            update_seconds = time.time() - t0
+            # 3. logs, then snapshots, evaluation and checkpoints when due
+            loop.end_update(scalars, rollout_seconds, update_seconds, loop.algo.postfix(scalars))
+        return loop.finish()
+    finally:
+        loop.rollouts.close()
+
+
+def run_training(cfg: TrainConfig, ray: str | None = None) -> RunResult:
     """Run the trainer ``cfg.algo`` names (``train.ppo`` or ``train.dmc``); returns its ``RunResult``.
-    A SIGTERM or SIGINT meanwhile ends it early with a final checkpoint (``train.signals``).
+    ``ray``: ``None`` trains in this process; ``local``, ``auto`` or a cluster address trains with
+    ``cfg.ray_actors`` rollout actors on that Ray cluster (``train.ray_actors``; needs the ``ray``
+    extra). A SIGTERM or SIGINT meanwhile ends it early with a final checkpoint (``train.signals``).
 
-    This is what ``bigtwo train`` runs once the config is read (``train.load_config``)."""
-    if cfg.algo == "ppo":
-        from .ppo import train
-    else:
-        from .dmc import train
+    This is what ``bigtwo train [--ray ADDRESS]`` runs once the config is read (``train.load_config``)."""
     with signals.stop_requests():
-        return train(cfg)
+        if ray is None:
+            return train(cfg)
+        from agents.cluster import connect
+
+        from .ray_actors import RayRollouts
+
+        with connect(ray):
+            return train(cfg, lambda loop: RayRollouts(loop, address=ray))

@@ -170,6 +170,23 @@ def load_policy_agent(
     differ, or (``same_rules``) any rule differs."""
     payload = ckpt.load(path)
     who = f"{label} ({path})" if label else str(path)
+    return policy_agent_from_payload(
+        payload, who, variant, seed, mode, device, same_rules=same_rules, label=label or Path(path).stem
+    )
+
+
+def policy_agent_from_payload(
+    payload: dict,
+    who: str,
+    variant: Variant | str | None = None,
+    seed: int | None = None,
+    mode: str = "greedy",
+    device: str | None = None,
+    *,
+    same_rules: bool = False,
+    label: str | None = None,
+) -> PolicyAgent:
+    """``load_policy_agent`` on a checkpoint's dict already read (``who`` names it in errors)."""
     check_obs_version(payload, who)
     trained = checkpoint_variant(payload)
     play = trained if variant is None else load_variant(variant)
@@ -188,6 +205,6 @@ def load_policy_agent(
     net = build_network(kwargs, play)
     net.load_state_dict(payload["model"]["state_dict"])
     dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    agent = PolicyAgent(play, net, seed=seed, mode=mode, device=dev, label=label or Path(path).stem)
+    agent = PolicyAgent(play, net, seed=seed, mode=mode, device=dev, label=label or Path(who).stem)
     agent.provenance = payload.get("provenance")
     return agent

@@ -1,8 +1,10 @@
 """PPO self-play on the vector env: one network for every seat, trained on each seat's own decisions.
 
-Reads top to bottom, CleanRL style: per update a rollout, advantages along each seat's
-decisions, PPO epochs and logs. What every trainer shares (set-up, resume, the rollout loop,
-snapshots, evaluations, checkpoints, the final evaluation) is ``train.loop.SelfPlay``.
+Reads top to bottom, CleanRL style: how a play is picked (``Acting``), the advantages along each
+seat's decisions (``targets``, run where the rollout ran) and the PPO epochs (``update``). What
+every trainer shares (set-up, resume, the rollout, snapshots, evaluations, checkpoints, the final
+evaluation) is ``train.loop``, and the rollout itself ``train.rollout.RolloutWorker``: the same
+three functions run in ``bigtwo train`` and, spread over Ray actors, in ``bigtwo train --ray``.
 
 - **Acting.** Each step, every slot's seat to act is either the learner (all seats in self-play
   slots; the learner's one seat against league opponents) or an opponent agent. The learner's
@@ -20,114 +22,116 @@ snapshots, evaluations, checkpoints, the final evaluation) is ``train.loop.SelfP
 
 from __future__ import annotations
 
-import time
+from typing import Any
 
 import numpy as np
 import torch
 
 from .config import TrainConfig
-from .loop import RunResult, SelfPlay
-from .networks import legal_mask, masked_log_softmax
-from .storage import gae
+from .networks import ActionScorer, legal_mask, masked_log_softmax
+from .storage import Decisions, DecisionStore, gae
 
-__all__ = ["RunResult", "train"]
+SNAPSHOT_MODE = "sample"  # league snapshots sample from their policy, as the learner does
+STORE_SLACK = 1  # decisions per seat carried beyond num_steps per slot
+SCORE_STD = 0.01  # initial scale of the scorer's output layer
 
 
-def train(cfg: TrainConfig) -> RunResult:
-    loop = SelfPlay(cfg, "ppo", snapshot_mode="sample", store_slack=1)
-    net, optimizer, store, device = loop.net, loop.optimizer, loop.store, loop.device
-    sampler = torch.Generator(device=device).manual_seed(cfg.seed)  # the learner's action sampling
-    loop.start(sampler=sampler)
+class Acting:
+    """Sample a play from the softmax over the legal plays' scores (padding is -inf)."""
 
-    def choose(obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Sample a play from the softmax over the legal plays' scores (padding is -inf)."""
-        scores, value = net.score_arrays(obs, legal, counts)
+    def __init__(self, net: ActionScorer, cfg: TrainConfig, seed: int, device: torch.device) -> None:
+        self.net = net
+        self.sampler = torch.Generator(device=device).manual_seed(seed)  # the learner's action sampling
+        self.generators: dict[str, Any] = {"sampler": self.sampler}
+
+    def __call__(self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+        scores, value = self.net.score_arrays(obs, legal, counts)
         logp_all = torch.log_softmax(scores, dim=1)  # padding is -inf: probability 0
-        pick = torch.multinomial(logp_all.exp(), 1, generator=sampler)
+        pick = torch.multinomial(logp_all.exp(), 1, generator=self.sampler)
         logp = logp_all.gather(1, pick).squeeze(1)
         return pick.squeeze(1).cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy()
 
-    while loop.running():
-        loop.next_update()
-        # 1. rollout: num_steps vector steps, the learner's decisions recorded per (slot, seat)
-        rollout_seconds = loop.rollout(choose)
 
-        # 2. advantages along each seat's decision chain
-        n = store.size
-        advantages, returns, finished = gae(
-            store.reward[:n], store.done[:n], store.next[:n], store.value[:n], cfg.gamma, cfg.gae_lambda
-        )
-        train_idx = np.flatnonzero(finished)
-
-        # 3. PPO epochs over the finished decisions
-        t0 = time.time()
-        net.train()
-        stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clipfrac")}
-        for _epoch in range(cfg.update_epochs):
-            order = loop.shuffle.permutation(train_idx)
-            for start in range(0, len(order), cfg.minibatch_size):
-                idx = order[start : start + cfg.minibatch_size]
-                b = store.batch(idx)
-                counts = torch.as_tensor(b["counts"].astype(np.int64), device=device)
-                scores, new_value = net(
-                    torch.as_tensor(b["obs"], device=device),
-                    torch.as_tensor(b["legal"].astype(np.int64), device=device),
-                    counts,
-                )
-                valid = legal_mask(counts, scores.shape[1])
-                logp_all = masked_log_softmax(scores, valid)
-                pick = torch.as_tensor(b["pick"].astype(np.int64), device=device)
-                new_logp = logp_all.gather(1, pick[:, None]).squeeze(1)
-                entropy = -(logp_all.exp() * logp_all).sum(1)
-                log_ratio = new_logp - torch.as_tensor(b["logprob"], device=device)
-                ratio = log_ratio.exp()
-                with torch.no_grad():
-                    stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
-                    stats["clipfrac"].append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
-
-                mb_adv = torch.as_tensor(advantages[idx], device=device)
-                if cfg.norm_adv and len(idx) > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
-                ).mean()
-
-                mb_ret = torch.as_tensor(returns[idx], device=device)
-                old_value = torch.as_tensor(b["value"], device=device)
-                if cfg.clip_vloss:
-                    clipped = old_value + torch.clamp(new_value - old_value, -cfg.clip_coef, cfg.clip_coef)
-                    v_loss = 0.5 * torch.max((new_value - mb_ret) ** 2, (clipped - mb_ret) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((new_value - mb_ret) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
-
-                optimizer.zero_grad()
-                loss.backward()
-                if cfg.max_grad_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                stats["policy"].append(pg_loss.item())
-                stats["value"].append(v_loss.item())
-                stats["entropy"].append(ent.item())
-            if cfg.target_kl > 0 and stats["approx_kl"] and np.mean(stats["approx_kl"][-4:]) > cfg.target_kl:
-                break
-        store.compact(~finished)  # unfinished decisions wait for their seat's next one
-        update_seconds = time.time() - t0
-
-        # 4. logs, then snapshots, evaluation and checkpoints when due
-        scalars = {f"losses/{k}": float(np.mean(x)) for k, x in stats.items() if x}
-        y_pred, y_true = store_value_pairs(advantages, returns, train_idx)
-        scalars["charts/decisions_trained"] = float(len(train_idx))
-        scalars["losses/explained_variance"] = explained_variance(y_pred, y_true)
-        loop.end_update(scalars, rollout_seconds, update_seconds, {"kl": f"{scalars.get('losses/approx_kl', 0):.4f}"})
-
-    return loop.finish()
+def targets(store: DecisionStore, cfg: TrainConfig) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Advantages and returns along each seat's decision chain (GAE); which decisions are finished."""
+    n = store.size
+    advantages, returns, finished = gae(
+        store.reward[:n], store.done[:n], store.next[:n], store.value[:n], cfg.gamma, cfg.gae_lambda
+    )
+    return {"advantages": advantages, "returns": returns}, finished
 
 
-def store_value_pairs(advantages: np.ndarray, returns: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Old values (returns - advantages) and returns of the trained decisions."""
-    return returns[idx] - advantages[idx], returns[idx]
+def update(
+    net: ActionScorer,
+    optimizer: torch.optim.Optimizer,
+    batch: Decisions,
+    cfg: TrainConfig,
+    shuffle: np.random.Generator,
+    device: torch.device,
+) -> dict[str, float]:
+    """PPO epochs over the finished decisions; returns the scalars to log."""
+    advantages, returns = batch.targets["advantages"], batch.targets["returns"]
+    net.train()
+    stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clipfrac")}
+    for _epoch in range(cfg.update_epochs):
+        order = shuffle.permutation(batch.size)
+        for start in range(0, len(order), cfg.minibatch_size):
+            idx = order[start : start + cfg.minibatch_size]
+            b = batch.batch(idx)
+            counts = torch.as_tensor(b["counts"].astype(np.int64), device=device)
+            scores, new_value = net(
+                torch.as_tensor(b["obs"], device=device),
+                torch.as_tensor(b["legal"].astype(np.int64), device=device),
+                counts,
+            )
+            valid = legal_mask(counts, scores.shape[1])
+            logp_all = masked_log_softmax(scores, valid)
+            pick = torch.as_tensor(b["pick"].astype(np.int64), device=device)
+            new_logp = logp_all.gather(1, pick[:, None]).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(1)
+            log_ratio = new_logp - torch.as_tensor(b["logprob"], device=device)
+            ratio = log_ratio.exp()
+            with torch.no_grad():
+                stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
+                stats["clipfrac"].append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
+
+            mb_adv = torch.as_tensor(advantages[idx], device=device)
+            if cfg.norm_adv and len(idx) > 1:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss = torch.max(
+                -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
+            ).mean()
+
+            mb_ret = torch.as_tensor(returns[idx], device=device)
+            old_value = torch.as_tensor(b["value"], device=device)
+            if cfg.clip_vloss:
+                clipped = old_value + torch.clamp(new_value - old_value, -cfg.clip_coef, cfg.clip_coef)
+                v_loss = 0.5 * torch.max((new_value - mb_ret) ** 2, (clipped - mb_ret) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((new_value - mb_ret) ** 2).mean()
+            ent = entropy.mean()
+            loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+
+            optimizer.zero_grad()
+            loss.backward()
+            if cfg.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            stats["policy"].append(pg_loss.item())
+            stats["value"].append(v_loss.item())
+            stats["entropy"].append(ent.item())
+        if cfg.target_kl > 0 and stats["approx_kl"] and np.mean(stats["approx_kl"][-4:]) > cfg.target_kl:
+            break
+
+    scalars = {f"losses/{k}": float(np.mean(x)) for k, x in stats.items() if x}
+    scalars["charts/decisions_trained"] = float(batch.size)
+    scalars["losses/explained_variance"] = explained_variance(returns - advantages, returns)
+    return scalars
+
+
+def postfix(scalars: dict[str, float]) -> dict[str, str]:
+    """What the progress bar shows of an update."""
+    return {"kl": f"{scalars.get('losses/approx_kl', 0):.4f}"}
 
 
 def explained_variance(y_pred: np.ndarray, y_true: np.ndarray) -> float:

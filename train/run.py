@@ -253,6 +253,7 @@ def final_report(
     seconds: float,
     sps: float,
     stopped_by: str | None = None,
+    resume_flags: str = "",
 ) -> dict[str, Evaluation]:
     """Evaluate the final agent (``final_eval_deals`` per opponent; skipped when the signal
     ``stopped_by`` ended the run), print the table and where the run's files are; write
@@ -289,6 +290,6 @@ def final_report(
     print(f"checkpoint:   {checkpoint}")
     print(f"tensorboard:  tensorboard --logdir {run.dir.parent}")
     print(f"play it:      bigtwo play --opponents {checkpoint}")
-    print(f"resume:       bigtwo train --resume {run.dir}")
+    print(f"resume:       bigtwo train --resume {run.dir}{resume_flags}")
     sys.stdout.flush()
     return evals

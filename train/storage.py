@@ -19,6 +19,11 @@ rollout (``compact``), exactly as a rollout's last observation is the next rollo
 Deep Monte-Carlo needs each decision's whole return, so it carries every decision whose
 episode has not ended yet.
 
+``take(idx, targets)`` copies finished decisions out as ``Decisions``: the rows a learner trains
+on, with their targets (advantages, returns), free of the store's links. A rollout hands its
+learner one ``Decisions`` (``train.rollout``); batches of several rollouts (Ray actors) are
+joined with ``Decisions.concat``.
+
 >>> import numpy as np
 >>> store = DecisionStore(num_envs=1, players=2, obs_size=3)
 >>> for seat in (0, 1, 0):
@@ -41,7 +46,82 @@ from bigtwo_env.jit import njit
 ROW_FIELDS = ("obs", "start", "counts", "env", "seat", "pick", "logprob", "value", "reward", "done", "next")
 
 
-class DecisionStore:
+def padded_legal(plays: np.ndarray, start: np.ndarray, counts: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Legal plays of rows ``idx`` (each ``plays[start : start + counts]``), padded
+    ``(len(idx), widest)`` int64 (0 past each count)."""
+    counts = counts[idx]
+    width = max(int(counts.max()) if len(idx) else 1, 1)
+    offsets = np.arange(width)[None, :]
+    valid = offsets < counts[:, None]
+    pos = np.where(valid, start[idx][:, None] + offsets, 0)
+    return np.where(valid, plays[pos], 0).astype(np.int64)
+
+
+TAKEN_FIELDS = ("obs", "counts", "pick", "logprob", "value")
+
+
+class _Rows:
+    """Reading rows of decisions whose legal plays lie in one flat ``plays`` array (row ``i``'s are
+    ``plays[start[i] : start[i] + counts[i]]``): ``Decisions`` and ``DecisionStore`` alike."""
+
+    obs: np.ndarray
+    start: np.ndarray
+    counts: np.ndarray
+    plays: np.ndarray
+    pick: np.ndarray
+    logprob: np.ndarray
+    value: np.ndarray
+
+    def legal(self, idx: np.ndarray) -> np.ndarray:
+        """Legal plays of rows ``idx``, padded ``(len(idx), widest)`` int64 (0 past each count)."""
+        return padded_legal(self.plays, self.start, self.counts, idx)
+
+    def played(self, idx: np.ndarray) -> np.ndarray:
+        """The play chosen at rows ``idx`` (action ids)."""
+        return self.plays[self.start[idx] + self.pick[idx]].astype(np.int64)
+
+    def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows ``idx`` as arrays, the legal lists padded to the batch's widest."""
+        return {
+            "obs": self.obs[idx],
+            "legal": self.legal(idx),
+            "counts": self.counts[idx],
+            "pick": self.pick[idx],
+            "logprob": self.logprob[idx],
+            "value": self.value[idx],
+        }
+
+
+class Decisions(_Rows):
+    """Finished decisions taken out of a ``DecisionStore`` (``take``): what an update trains on.
+
+    Rows ``0 .. size-1`` with ``obs``, ``counts``, ``pick``, ``logprob``, ``value``, their legal
+    plays as one flat array (row ``i``'s are ``plays[start[i] : start[i] + counts[i]]``) and
+    ``targets``, arrays of ``size`` rows by name (``advantages`` and ``returns`` for PPO,
+    ``returns`` for Deep Monte-Carlo)."""
+
+    def __init__(self, rows: dict[str, np.ndarray], plays: np.ndarray, targets: dict[str, np.ndarray]) -> None:
+        self.obs, self.counts = rows["obs"], rows["counts"]
+        self.pick, self.logprob, self.value = rows["pick"], rows["logprob"], rows["value"]
+        self.plays = plays
+        self.start = np.cumsum(self.counts, dtype=np.int64) - self.counts
+        self.targets = targets
+
+    @property
+    def size(self) -> int:
+        return len(self.counts)
+
+    @classmethod
+    def concat(cls, parts: list[Decisions]) -> Decisions:
+        """The rows of ``parts`` one after the other (``parts`` in order; at least one)."""
+        if len(parts) == 1:
+            return parts[0]
+        rows = {name: np.concatenate([getattr(p, name) for p in parts]) for name in TAKEN_FIELDS}
+        targets = {k: np.concatenate([p.targets[k] for p in parts]) for k in parts[0].targets}
+        return cls(rows, np.concatenate([p.plays for p in parts]), targets)
+
+
+class DecisionStore(_Rows):
     """Growable arrays of decisions; see the module docstring. ``size`` rows are in use.
 
     Each decision's legal plays are a segment of one flat array (``plays[start : start + counts]``),
@@ -152,29 +232,16 @@ class DecisionStore:
         self.last = new_index[np.where(self.last >= 0, self.last, self.size)]
         self.size = n
 
-    def legal(self, idx: np.ndarray) -> np.ndarray:
-        """Legal plays of decisions ``idx``, padded ``(len(idx), widest)`` int64 (0 past each count)."""
+    def take(self, idx: np.ndarray, targets: dict[str, np.ndarray]) -> Decisions:
+        """Copies of decisions ``idx`` (in that order) with ``targets`` (arrays over the store's rows,
+        taken at ``idx``), their legal plays packed flat; the store is unchanged."""
+        idx = np.asarray(idx, np.int64)
         counts = self.counts[idx]
-        width = max(int(counts.max()) if len(idx) else 1, 1)
-        offsets = np.arange(width)[None, :]
-        valid = offsets < counts[:, None]
-        pos = np.where(valid, self.start[idx][:, None] + offsets, 0)
-        return np.where(valid, self.plays[pos], 0).astype(np.int64)
-
-    def played(self, idx: np.ndarray) -> np.ndarray:
-        """The play chosen at decisions ``idx`` (action ids)."""
-        return self.plays[self.start[idx] + self.pick[idx]].astype(np.int64)
-
-    def batch(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        """Rows ``idx`` as arrays, the legal lists padded to the batch's widest."""
-        return {
-            "obs": self.obs[idx],
-            "legal": self.legal(idx),
-            "counts": self.counts[idx],
-            "pick": self.pick[idx],
-            "logprob": self.logprob[idx],
-            "value": self.value[idx],
-        }
+        total = int(counts.sum(dtype=np.int64))
+        within = np.arange(total) - np.repeat(np.cumsum(counts, dtype=np.int64) - counts, counts)
+        plays = self.plays[np.repeat(self.start[idx], counts) + within].copy()
+        rows = {name: getattr(self, name)[idx].copy() for name in TAKEN_FIELDS}
+        return Decisions(rows, plays, {k: np.asarray(v)[idx].copy() for k, v in targets.items()})
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """The rows in use, their legal plays and the pending links (for checkpoints)."""

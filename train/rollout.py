@@ -1,0 +1,227 @@
+"""Rollouts: a batch of engine matches played by the policy and its league, the learner's finished
+decisions handed out with their training targets.
+
+``RolloutWorker`` is the one rollout of every trainer: ``bigtwo train`` runs one in its own
+process (sharing the learner's network), ``bigtwo train --ray`` runs one inside each Ray actor
+(``train.ray_actors``, with a copy of the network that the learner's weights overwrite before
+each rollout). A worker owns:
+
+- a ``VectorEnv`` of ``num_envs`` matches (``copy=False``: each step's arrays are read, or copied
+  into the store, before the next step);
+- the league of those matches (``train.league``): past snapshots and baseline agents play
+  their rows inside the worker;
+- the ``DecisionStore`` of the learner's decisions, with the unfinished ones carried from one
+  rollout to the next, and the episode bookkeeping (``train.episodes``);
+- the algorithm's acting (``Acting`` of ``train.ppo`` or ``train.dmc``: how a play is picked
+  from the scores, with its own random generator).
+
+``play(choose)`` is ``num_steps`` vector steps: the learner's rows with more than one legal play
+go to ``choose``, which returns the pick (an index into each row's legal list) and the
+log-probability and value recorded with it; a single legal play is no decision and is played
+without asking. Opponents' rows go to their league agents. Each seat's payoff is credited to
+its pending decision, and slots whose match ended draw new opponents.
+
+``collect()`` is what a learner asks for: ``play``, then the algorithm's targets over the store
+(GAE for PPO, Monte-Carlo returns for DMC), the finished decisions taken out as a ``Batch``
+(``storage.Decisions`` with the steps played, the games' results and where it comes from), and
+the rest carried. ``state_dict`` / ``load_state_dict`` are the worker's part of a checkpoint's
+resume state (matches, store, league, random generators, per-slot game lengths).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import torch
+
+from bigtwo_env.variant import Variant
+from bigtwo_env.vector import VectorEnv
+
+from .checkpoint import env_state, load_env_state, load_rng_state, rng_state, tensors_to_arrays
+from .config import TrainConfig
+from .episodes import Episodes
+from .league import League
+from .networks import ActionScorer, action_features
+from .storage import Decisions, DecisionStore
+
+# (obs, legal ids, legal counts) of the learner's deciding rows -> (pick, log-probability, value)
+Choose = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def algorithm(name: str) -> ModuleType:
+    """The trainer module of ``name`` (``train.ppo`` or ``train.dmc``): its ``Acting``,
+    ``targets``, ``update`` and settings (``SNAPSHOT_MODE``, ``STORE_SLACK``, ``SCORE_STD``)."""
+    return importlib.import_module(f"{__package__}.{name}")
+
+
+def scorer(cfg: TrainConfig, variant: Variant, obs_size: int, score_std: float) -> ActionScorer:
+    """The ``ActionScorer`` the config describes (freshly initialised)."""
+    return ActionScorer(
+        obs_size,
+        action_features(variant),
+        cfg.hidden_size,
+        cfg.state_layers,
+        cfg.pair_size,
+        cfg.pair_layers,
+        score_std=score_std,
+    )
+
+
+@dataclass
+class View:
+    """What the trainer sees of the vector env before acting."""
+
+    obs: np.ndarray
+    seat: np.ndarray
+    legal: np.ndarray
+    counts: np.ndarray
+
+
+def view(venv: VectorEnv, obs: np.ndarray | None = None) -> View:
+    """The current observation, seat to act and legal lists of every slot."""
+    ids, counts = venv.engine.legal_actions()
+    obs = venv.engine.observe() if obs is None else obs
+    return View(obs, venv.engine.state.current.astype(np.int64), ids, counts)
+
+
+@dataclass
+class Batch:
+    """One rollout's finished decisions and where they come from (what a learner takes)."""
+
+    decisions: Decisions
+    steps: int
+    """Environment steps the rollout played."""
+    episodes: dict[str, Any]
+    """The games that ended in it (``Episodes.results``)."""
+    waiting: int
+    """Decisions carried to the next rollout (unfinished)."""
+    seconds: float
+    """Wall time of the rollout, targets included."""
+    actor: str = "local"
+    """The actor that played it (``train.gate``: a learner takes each actor's batches once, in order)."""
+    seq: int = 0
+    """The actor's rollout number: 1, 2, ... (0 for the trainer's own worker)."""
+    version: int = 0
+    """The weights version it acted with (the learner's update count when they were sent)."""
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class RolloutWorker:
+    """A batch of matches, its league and store; see the module docstring.
+
+    ``net`` is the network it acts with (the learner's own in ``bigtwo train``; a copy in a Ray
+    actor). ``seed`` seeds the matches, the league and the acting generator; ``root`` is the run
+    folder (league snapshots given by path are read from it)."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        variant: Variant,
+        net: ActionScorer,
+        *,
+        seed: int,
+        num_envs: int,
+        device: torch.device,
+        root: str | Path,
+        scale: float,
+    ) -> None:
+        self.cfg, self.variant, self.net, self.num_envs, self.scale = cfg, variant, net, num_envs, scale
+        self.algo = algorithm(cfg.algo)
+        self.venv = VectorEnv(variant, num_envs=num_envs, seed=seed, copy=False)
+        self.league = League(
+            variant,
+            num_envs,
+            (cfg.league_self, cfg.league_past, cfg.league_baselines),
+            cfg.baselines,
+            cfg.max_snapshots,
+            seed,
+            snapshot_mode=self.algo.SNAPSHOT_MODE,
+            device=str(device),
+            root=root,
+        )
+        players = variant.players
+        slack = self.algo.STORE_SLACK
+        self.store = DecisionStore(
+            num_envs, players, self.venv.obs_size, capacity=num_envs * (cfg.num_steps + slack * players)
+        )
+        self.episodes = Episodes(num_envs)
+        self.acting = self.algo.Acting(net, cfg, seed, device)
+        self.view: View = view(self.venv)
+
+    @property
+    def generators(self) -> dict[str, Any]:
+        """The acting's random generators by name (saved in checkpoints)."""
+        return self.acting.generators
+
+    def play(self, choose: Choose | None = None) -> float:
+        """``num_steps`` vector steps, the learner's decisions recorded per (slot, seat) and those
+        of a single legal play made without asking; returns the seconds it took."""
+        t0 = time.time()
+        choose = self.acting if choose is None else choose
+        self.net.eval()
+        league, store, v = self.league, self.store, self.view
+        for _ in range(self.cfg.num_steps):
+            learner = league.learner_rows(v.seat)
+            rows = np.flatnonzero(learner & (v.counts > 1))  # a single legal play is no decision
+            actions = v.legal[:, 0].astype(np.int64)  # that single play, where there is one
+            if rows.size:
+                legal, counts = v.legal[rows], v.counts[rows]
+                pick, logprob, value = choose(v.obs[rows], legal, counts)
+                actions[rows] = legal[np.arange(rows.size), pick]
+                store.record(rows, v.seat[rows], v.obs[rows], legal, counts, pick, logprob, value)
+            for agent, opp_rows in league.opponent_groups(learner):
+                actions[opp_rows] = agent.act(v.obs[opp_rows], v.legal[opp_rows], v.counts[opp_rows])
+            obs, rewards, ended, _, info = self.venv.step(actions)
+            store.credit(rewards * self.scale, ended)  # each seat's payoff to its pending decision
+            self.episodes.step(rewards, info["game_over"], info["winner"], league)
+            league.draw(np.flatnonzero(ended))  # new matches: new opponents
+            v = View(obs, info["seat"], info["legal_ids"], info["legal_counts"])
+        self.view = v
+        return time.time() - t0
+
+    def collect(self) -> Batch:
+        """A rollout (``play``), then the algorithm's targets; the finished decisions come out as a
+        ``Batch`` and the unfinished ones wait in the store for the next rollout."""
+        t0 = time.time()
+        self.play()
+        targets, finished = self.algo.targets(self.store, self.cfg)
+        decisions = self.store.take(np.flatnonzero(finished), targets)
+        self.store.compact(~finished)
+        results = self.episodes.results()
+        self.episodes.reset()
+        steps = self.num_envs * self.cfg.num_steps
+        return Batch(decisions, steps, results, self.store.size, time.time() - t0)
+
+    def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
+        """Act with these weights from now on (the learner's, broadcast after each update)."""
+        self.net.load_state_dict(state_dict)
+
+    # ------------------------------------------------------------ checkpoints
+
+    def state_dict(self) -> dict[str, Any]:
+        """Matches, store, league, random generators (this process's torch one included) and the
+        per-slot game lengths."""
+        return {
+            "env": env_state(self.venv),
+            "store": self.store.state_dict(),
+            "league": self.league.state_dict(),
+            "rng": rng_state(**self.generators),
+            "episode_length": self.episodes.length.copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any], snapshots: dict[str, dict] | None = None) -> None:
+        """Restore ``state_dict`` (tensors or arrays); ``snapshots``: league snapshot payloads by
+        path, for a worker that cannot read the run folder (else the files are read)."""
+        load_env_state(self.venv, tensors_to_arrays(state["env"]))
+        self.store.load_state_dict(tensors_to_arrays(state["store"]))
+        self.league.load_state_dict(state["league"], snapshots)
+        load_rng_state(state["rng"], **self.generators)
+        self.episodes.length[:] = np.asarray(tensors_to_arrays(state["episode_length"]))
+        self.view = view(self.venv)
