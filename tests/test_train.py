@@ -595,10 +595,10 @@ def test_per_variant_fields_apply_to_their_variant_and_yield_to_set(tmp_path):
     assert load_config(path, ["variant=hong-kong", "stop_at_timesteps=9"]).stop_at_timesteps == 9
     assert load_config(path, ["variant=japan"]).lr == 0.01
     for bad, message in [
-        ("{hong-kong: {lr: 7}}", r"per_variant.hong-kong: field 'lr' has bad value 7"),
-        ("{hong-kong: {learning_rate: 1}}", r"per_variant.hong-kong: unknown field 'learning_rate'"),
-        ("{hong-kong: {variant: taiwan}}", r"per_variant.hong-kong: field 'variant' cannot be set per variant"),
-        ("{hong-kong: 3}", r"per_variant.hong-kong is 3; allowed: a mapping of fields"),
+        ("{hong-kong: {lr: 7}}", r"field 'per_variant', entry 'hong-kong': field 'lr' has bad value 7"),
+        ("{hong-kong: {learning_rate: 1}}", r"field 'per_variant', entry 'hong-kong': unknown field 'learning_rate'"),
+        ("{hong-kong: {variant: taiwan}}", r"entry 'hong-kong': field 'variant' cannot be set per variant"),
+        ("{hong-kong: 3}", r"field 'per_variant', entry 'hong-kong' is 3; allowed: a mapping of fields"),
     ]:
         with pytest.raises(ValueError, match=message):
             load_config("default", [f"per_variant={bad}"])

@@ -388,15 +388,15 @@ def _read(name_or_path: str | Path) -> tuple[dict[str, Any], str]:
 def _per_variant_fields(source: str, variant: Any, fields: Any) -> dict[str, Any]:
     """One ``per_variant`` entry, every field checked like a file's (``variant`` and
     ``per_variant`` themselves cannot be set there)."""
-    where = f"{source}: per_variant.{variant}"
+    where = f"{source}: field 'per_variant', entry {variant!r}"
     if not isinstance(variant, str) or not variant:
-        raise ValueError(f"{source}: per_variant has key {variant!r}; allowed: variant names")
+        raise ValueError(f"{source}: field 'per_variant' has key {variant!r}; allowed: variant names")
     if not isinstance(fields, Mapping):
         raise ValueError(f"{where} is {fields!r}; allowed: a mapping of fields, e.g. {{stop_at_timesteps: 1000000}}")
     out = {}
     for name, value in fields.items():
         if name in ("variant", "per_variant"):
-            raise ValueError(f"{where}: field {name!r} cannot be set per variant")
+            raise ValueError(f"{where}: field {name!r} cannot be set per variant; allowed: any other field")
         out[str(name)] = _check(where, str(name), value)
     return out
 
@@ -414,7 +414,7 @@ def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConf
         )
     if cfg.ray_actors > cfg.num_envs:
         raise ValueError(
-            f"{source}: ray_actors ({cfg.ray_actors}) is more than num_envs ({cfg.num_envs}); "
+            f"{source}: field 'ray_actors' is {cfg.ray_actors}, more than num_envs ({cfg.num_envs}); "
             "allowed: at most one actor per match"
         )
     if cfg.league_self + cfg.league_past + cfg.league_baselines <= 0:
