@@ -140,6 +140,7 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
     if network_only:
         policy.name = pretrained.NETWORK_ONLY
         return policy
+    policy.scores_threads = 1  # its one-position forward; the cores go to the rollouts
     searcher = SearchAgent(variant, seed=seed, prior=policy, **search)
     searcher.name = pretrained.STRONG
     searcher.provenance = policy.provenance

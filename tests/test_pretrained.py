@@ -166,6 +166,26 @@ def test_strong_with_search_adds_the_networks_best_plays(strong_dir):
     assert agent.stats["searched"] > 0
 
 
+def test_strong_scores_on_one_torch_thread_and_restores_the_setting(strong_dir):
+    import torch
+
+    agent = make_agent("strong", "taiwan", seed=0)
+    assert agent.prior.scores_threads == 1
+    before = torch.get_num_threads()
+    seen = []
+    net = agent.prior.net
+    original = net.score_arrays
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(*args, **kwargs)
+
+    net.score_arrays = spy
+    eng = Engine("taiwan", num_games=1, seed=2)
+    agent.prior.scores(eng.observe(), *eng.legal_actions())
+    assert seen == [1] and torch.get_num_threads() == before
+
+
 def test_strong_without_torch_names_the_extra(tmp_path):
     (tmp_path / "taiwan.pt").write_bytes(b"\0")
     code = BLOCK_TORCH + (
