@@ -80,7 +80,7 @@ def measure_move_times(
 ) -> MoveTimes:
     """Time every decision of ``agent`` over ``games`` games (see the module docstring)."""
     games = _check_count("games", games)
-    var = load_variant(variant, **overrides) if overrides or not isinstance(variant, Variant) else variant
+    var = load_variant(variant, **overrides)
     me = make_agent_from_spec(agent, var, seed=seed)
     others = [make_agent(opponents, var, seed=seed + 1 + k) for k in range(var.players - 1)]
     eng = Engine(var, num_games=1, seed=seed)

@@ -24,7 +24,11 @@ def test_import_does_not_load_torch() -> None:
     assert run_python(code).strip() == "False"
 
 
-def test_wheel_ships_variant_configs(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project built as a wheel and installed (no dependencies) into a folder of its own,
+    once for the tests of this module that import from it; returns that folder."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     build = subprocess.run(
         [
             sys.executable,
@@ -50,6 +54,11 @@ def test_wheel_ships_variant_configs(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
+    return site
+
+
+def test_wheel_ships_variant_configs(installed_wheel: Path, tmp_path: Path) -> None:
+    site = installed_wheel
     code = (
         "import json, bigtwo_env, bigtwo_env.variant as v; "
         "print(json.dumps([bigtwo_env.__file__, v.variant_names(), v.load_variant('japan').scoring]))"
@@ -143,32 +152,10 @@ def test_a_checkpoint_without_torch_is_a_clear_error(tmp_path: Path) -> None:
     assert "pip install 'bigtwo[train]'" in message
 
 
-def test_installed_wheel_plays_its_shipped_strong_agents(tmp_path: Path) -> None:
+def test_installed_wheel_plays_its_shipped_strong_agents(installed_wheel: Path, tmp_path: Path) -> None:
     """A fresh install's ``strong`` weights (read from the wheel, not the checkout) load for
     hong-kong and taiwan and beat random and greedy in a small duplicate tournament."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            str(ROOT),
-            "-w",
-            str(tmp_path),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    site = tmp_path / "site"
-    wheel = next(tmp_path.glob("bigtwo-*.whl"))
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-        check=True,
-        capture_output=True,
-    )
+    site = installed_wheel
     code = """
 import json, agents
 from agents import make_agent, pretrained
