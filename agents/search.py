@@ -5,7 +5,7 @@ Per move (for a seat with more than one legal play):
 
 1. **Candidates.** The heuristic scores every legal play; the ``top_k`` best are kept, and pass
    when it is legal. A play that ends the game is taken at once. With a ``prior`` (any agent
-   with a ``scores`` method, e.g. a trained ``PolicyAgent``: ``strong:simulations=200``), the
+   with a ``scores`` method, e.g. a trained ``PolicyAgent``: the network behind ``strong``), the
    prior's ``PRIOR_TOP`` best plays are searched too. (Ranking the candidates by the prior
    alone scored worse: see README, "The strong config".)
 2. **Determinization.** The unseen cards are all 52 less the own hand and every card played
@@ -16,7 +16,8 @@ Per move (for a seat with more than one legal play):
    (``Engine.set_position``, the observer as seat 0, the other seats relative to it, so in the
    game's own play order even when that game is reversed, ``direction_per_game``); each copy
    plays its candidate, then every seat plays the heuristic until that copy's game is over, all
-   in one compiled kernel (``heuristic.rollout_state``) run on ``threads`` slices of the copies. Each candidate is tried on the same samples, so they are compared on equal deals.
+   in one compiled kernel (``heuristic.rollout_state``) run on ``threads`` slices of the copies.
+   Each candidate is tried on the same samples, so they are compared on equal deals.
 4. **Choice.** The candidate with the highest mean payoff for the observer's seat; ties go to
    the heuristic's order.
 
@@ -115,6 +116,8 @@ class SearchAgent(Agent):
             raise ValueError(
                 f"schedule must be one of {', '.join(SCHEDULES)} (how simulations are shared), got {schedule!r}"
             )
+        if schedule == "halving" and seconds is not None:
+            raise ValueError("schedule=halving shares a number of simulations; with seconds use schedule=even")
         self.schedule = schedule
         if not _count(top_k):
             raise ValueError(f"top_k must be a positive integer (candidate plays), got {top_k!r}")
@@ -216,7 +219,7 @@ class SearchAgent(Agent):
             self.stats["rollouts"] += rows.size
             return rows.reshape(len(hands), len(plays))
 
-        if self.seconds is None and self.schedule == "halving":
+        if self.schedule == "halving":
             best, means = self._halving(cands, deal, rollouts)
         else:
             means = self._even(cands, deal, rollouts)

@@ -277,6 +277,15 @@ def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name):
     np.testing.assert_array_equal(payoff, payoff_ref)
 
 
+def test_search_refuses_halving_a_time_budget():
+    with pytest.raises(
+        ValueError, match="schedule=halving shares a number of simulations; with seconds use schedule=even"
+    ):
+        SearchAgent(load_variant("taiwan"), seconds=0.01, schedule="halving")
+    with pytest.raises(ValueError, match="schedule must be one of even, halving"):
+        SearchAgent(load_variant("taiwan"), schedule="ucb")
+
+
 def test_search_plays_the_same_on_one_thread_or_two():
     assert _decisions(lambda v: SearchAgent(v, seed=3, simulations=40, threads=1), 8, steps=10) == _decisions(
         lambda v: SearchAgent(v, seed=3, simulations=40, threads=2), 8, steps=10
