@@ -167,12 +167,12 @@ class Context:
 # ---------------------------------------------------------------- control of plays
 
 
-@njit
+@njit(inline="always")
 def _nib(hand, r):
     return np.int64((hand >> np.uint64(4 * r)) & np.uint64(15))
 
 
-@njit
+@njit(inline="always")
 def _top_value(m, r, suit_rank):
     best = -1
     for s in range(4):
@@ -183,7 +183,7 @@ def _top_value(m, r, suit_rank):
     return best
 
 
-@njit
+@njit(inline="always")
 def _ctrl_single(c, unseen, f, higher, w, two_ends):
     if two_ends and c // 4 == 12:
         return 1.0
@@ -194,7 +194,7 @@ def _ctrl_single(c, unseen, f, higher, w, two_ends):
     return v if v > 0.0 else 0.0
 
 
-@njit
+@njit(inline="always")
 def _ctrl_group(r, m, size, unseen, f, suit_rank, w, two_ends):
     """Control of a pair (size 2) or triple (3) of rank ``r`` with suits ``m``."""
     if size == 3 and two_ends and r == 12:
@@ -215,7 +215,7 @@ def _ctrl_group(r, m, size, unseen, f, suit_rank, w, two_ends):
     return v if v > 0.0 else 0.0
 
 
-@njit
+@njit(inline="always")
 def play_control(a, unseen, f, R, five_ctrl, higher, w, two_ends):
     """Control (0..1) of action ``a`` given the unseen cards."""
     size = R.sizes[a]
@@ -236,7 +236,7 @@ def play_control(a, unseen, f, R, five_ctrl, higher, w, two_ends):
 # ---------------------------------------------------------------- planning
 
 
-@njit
+@njit(inline="always")
 def _lowest_in(m, suit_order):
     for i in range(4):
         s = suit_order[i]
@@ -245,7 +245,7 @@ def _lowest_in(m, suit_order):
     return -1
 
 
-@njit
+@njit(inline="always")
 def _add(mask, R, five_ctrl, out, ctrl, k):
     if k >= out.shape[0]:
         return k
@@ -261,10 +261,9 @@ def _add(mask, R, five_ctrl, out, ctrl, k):
 
 
 @njit
-def gen_multi(hand, R, five_ctrl, suit_order, out, ctrl):
-    """Candidate five-card hands (and pair chains) in ``hand`` for the planner; returns how many."""
-    cnt = np.zeros(13, dtype=np.int64)
-    nib = np.zeros(13, dtype=np.int64)
+def gen_multi(hand, R, five_ctrl, suit_order, out, ctrl, cnt, nib):
+    """Candidate five-card hands (and pair chains) in ``hand`` for the planner; returns how many.
+    ``cnt`` and ``nib`` (13 each) are scratch for the cards per rank."""
     for r in range(13):
         nib[r] = _nib(hand, r)
         cnt[r] = count4(nib[r])
@@ -395,21 +394,21 @@ def gen_multi(hand, R, five_ctrl, suit_order, out, ctrl):
     return k
 
 
-@njit
+@njit(inline="always")
 def _piece(ctrl, w):
     """Plan cost of one play of control ``ctrl``: a weak play costs about 1, a sure winner
     ``-W_CTRL_BONUS`` (it wins a lead back for one weak play)."""
     return 1.0 + w[W_EPS] - (1.0 + w[W_CTRL_BONUS]) * ctrl
 
 
-@njit
+@njit(inline="always")
 def _tally(ctrl):
     """One play of the plan in the tally ``pieces * 10000 + unsure * 100 + weak`` (additive):
     unsure = control below 1, weak = control below ``WEAK``."""
     return 10000 + (100 if ctrl < SURE else 0) + (1 if ctrl < WEAK else 0)
 
 
-@njit
+@njit(inline="always")
 def _singles_cost(r, m, unseen, f, higher, w, two_ends):
     cost = 0.0
     tally = 0
@@ -423,44 +422,77 @@ def _singles_cost(r, m, unseen, f, higher, w, two_ends):
     return cost, tally
 
 
+@njit(inline="always")
+def _rank_cost(r, m, unseen, f, R, higher, w, two_ends):
+    """Plan cost and tally of rank ``r``'s cards ``m`` (suit bits): one pair or triple (two pairs
+    for four), or singles, whichever is cheaper."""
+    c = count4(m)
+    split, split_tally = _singles_cost(r, m, unseen, f, higher, w, two_ends)
+    if c == 1:
+        return split, split_tally
+    ctrl = _ctrl_group(r, m, 2 if c == 4 else c, unseen, f, R.suit_rank, w, two_ends)
+    pieces = 2 if c == 4 else 1
+    group = pieces * _piece(ctrl, w)
+    if group <= split:
+        return group, pieces * _tally(ctrl)
+    return split, split_tally
+
+
 @njit
-def rest_cost(hand, unseen, f, R, higher, w, two_ends):
+def new_work(width):
+    """The planner's scratch for one thread, made once per batch or rollout (allocating it per
+    decision cost more than the deciding): the candidate combinations and their controls, the
+    ``rest_cost`` memo (each rank's suit set's cost and tally, index ``16 * rank + suits``, and
+    whether it is filled: valid for one decision, while the unseen cards stay the same), the
+    plan search's stack, the cards per rank, the marks of ``width`` legal plays, and the danger
+    per play size."""
+    d = MAX_DEPTH + 1
+    return (
+        np.zeros(MAX_MULTI, dtype=np.uint64),
+        np.zeros(MAX_MULTI, dtype=np.float64),
+        (np.zeros(13 * 16, dtype=np.float64), np.zeros(13 * 16, dtype=np.int64), np.zeros(13 * 16, dtype=np.bool_)),
+        (
+            np.zeros(d, dtype=np.uint64),
+            np.zeros(d, dtype=np.int64),
+            np.zeros(d, dtype=np.float64),
+            np.zeros(d, dtype=np.int64),
+        ),
+        np.zeros(13, dtype=np.int64),
+        np.zeros(13, dtype=np.int64),
+        np.zeros(max(width, 1), dtype=np.bool_),
+        np.zeros(7, dtype=np.float64),
+    )
+
+
+@njit(inline="always")
+def rest_cost(hand, unseen, f, R, higher, w, two_ends, memo):
     """Plan cost of ``hand`` played rank by rank: each rank's cards as one pair or triple (two
     pairs for four), or as singles (strong cards are worth more apart), whichever is cheaper.
-    Returns the cost and the plan's tally (``_tally``)."""
+    Returns the cost and the plan's tally (``_tally``). ``memo`` (``new_work``'s) keeps each
+    rank's cost for the rest of the decision (the unseen cards, and so every control, are fixed
+    while one play is chosen), so the planner's thousands of partial plans cost a lookup per rank."""
+    mc, mt, ok = memo
     cost = 0.0
     tally = 0
     for r in range(13):
         m = _nib(hand, r)
-        c = count4(m)
-        if c == 0:
+        if m == 0:
             continue
-        split, split_tally = _singles_cost(r, m, unseen, f, higher, w, two_ends)
-        if c == 1:
-            cost += split
-            tally += split_tally
-            continue
-        ctrl = _ctrl_group(r, m, 2 if c == 4 else c, unseen, f, R.suit_rank, w, two_ends)
-        pieces = 2 if c == 4 else 1
-        group = pieces * _piece(ctrl, w)
-        if group <= split:
-            cost += group
-            tally += pieces * _tally(ctrl)
-        else:
-            cost += split
-            tally += split_tally
+        i = 16 * r + m
+        if not ok[i]:
+            mc[i], mt[i] = _rank_cost(r, m, unseen, f, R, higher, w, two_ends)
+            ok[i] = True
+        cost += mc[i]
+        tally += mt[i]
     return cost, tally
 
 
 @njit
-def _search_plan(hand, multi, mctrl, m, unseen, f, R, higher, w, two_ends):
+def _search_plan(hand, multi, mctrl, m, unseen, f, R, higher, w, two_ends, memo, stack):
     """Depth-first search over sets of disjoint candidate combinations (iterative: Numba's cache
     does not hold recursive functions), the rest grouped by rank; at most ``MAX_NODES`` sets."""
-    best, best_tally = rest_cost(hand, unseen, f, R, higher, w, two_ends)
-    hs = np.empty(MAX_DEPTH + 1, dtype=np.uint64)
-    nx = np.empty(MAX_DEPTH + 1, dtype=np.int64)
-    acc = np.empty(MAX_DEPTH + 1, dtype=np.float64)
-    accw = np.empty(MAX_DEPTH + 1, dtype=np.int64)
+    best, best_tally = rest_cost(hand, unseen, f, R, higher, w, two_ends, memo)
+    hs, nx, acc, accw = stack
     d = 0
     hs[0] = hand
     nx[0] = 0
@@ -480,7 +512,7 @@ def _search_plan(hand, multi, mctrl, m, unseen, f, R, higher, w, two_ends):
         h2 = hs[d] & ~c
         a2 = acc[d] + _piece(mctrl[i], w)
         w2 = accw[d] + _tally(mctrl[i])
-        rc, rw = rest_cost(h2, unseen, f, R, higher, w, two_ends)
+        rc, rw = rest_cost(h2, unseen, f, R, higher, w, two_ends, memo)
         if a2 + rc < best:
             best = a2 + rc
             best_tally = w2 + rw
@@ -494,17 +526,18 @@ def _search_plan(hand, multi, mctrl, m, unseen, f, R, higher, w, two_ends):
 
 
 @njit
-def plan_cost(hand, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, multi, mctrl):
+def plan_cost(hand, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, work):
     """Least plan cost of ``hand`` over partitions into the candidate combinations and the rest,
     and that plan's tally (``_tally``: its plays, unsure plays and weak plays)."""
-    m = gen_multi(hand, R, five_ctrl, suit_order, multi, mctrl)
-    return _search_plan(hand, multi, mctrl, m, unseen, f, R, higher, w, two_ends)
+    multi, mctrl, memo, stack, cnt, nib = work[0], work[1], work[2], work[3], work[4], work[5]
+    m = gen_multi(hand, R, five_ctrl, suit_order, multi, mctrl, cnt, nib)
+    return _search_plan(hand, multi, mctrl, m, unseen, f, R, higher, w, two_ends, memo, stack)
 
 
 # ---------------------------------------------------------------- deciding
 
 
-@njit
+@njit(inline="always")
 def _find(legal, n, a):
     lo, hi = 0, n
     while lo < hi:
@@ -564,16 +597,18 @@ def decide(
     two_ends,
     full,
     scores,
+    work,
 ):
     """Score the legal plays ``legal[:n]`` into ``scores`` (``NEG`` = not considered) and return
-    the index of the best. ``counts`` are cards left per relative seat (0 = self)."""
+    the index of the best. ``counts`` are cards left per relative seat (0 = self); ``work`` is
+    ``new_work``'s scratch, of a width of at least ``n``."""
     for i in range(n):
         scores[i] = NEG
     if n == 1:
         scores[0] = 0.0
         return 0
-    multi = np.zeros(MAX_MULTI, dtype=np.uint64)
-    mctrl = np.zeros(MAX_MULTI, dtype=np.float64)
+    multi, mctrl, cnt, nib, marks, danger = work[0], work[1], work[4], work[5], work[6], work[7]
+    work[2][2][:] = False  # the memo holds this decision's controls only
     opp_cards = 0
     min_opp = 99
     for k in range(1, players):
@@ -584,12 +619,12 @@ def decide(
     f = opp_cards / n_unseen if n_unseen > 0 else 1.0
     if f > 1.0:
         f = 1.0
-    base, base_tally = plan_cost(hand, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, multi, mctrl)
+    base, base_tally = plan_cost(hand, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, work)
     top = highest_card(hand, R.suit_rank)
     top_id = lookup(U1 << np.uint64(top), R.hash_keys, R.hash_ids, R.bits)
     # danger[s]: an opponent holds exactly s cards and could go out with one play of s cards:
     # how likely s cards are one play, times 1 for the next seat and W_DANGER_FAR for the others
-    danger = np.zeros(7, dtype=np.float64)
+    danger[:] = 0.0
     for k in range(1, players):
         c = counts[k]
         if c <= 6:
@@ -599,12 +634,13 @@ def decide(
     best_i = 0
     best = NEG * 2
     if table == 0:
-        mark = np.zeros(n, dtype=np.bool_)
+        mark = marks[:n]
+        mark[:] = False
         if full or opening >= 0 or n <= 24:
             for i in range(n):
                 mark[i] = True
         else:
-            m = gen_multi(hand, R, five_ctrl, suit_order, multi, mctrl)
+            m = gen_multi(hand, R, five_ctrl, suit_order, multi, mctrl, cnt, nib)
             _lead_candidates(hand, legal, n, R, multi, m, mark)
             j = _find(legal, n, top_id)
             if j >= 0:
@@ -621,7 +657,7 @@ def decide(
             if rest == U0:
                 sc = BIG
             else:
-                after, tally = plan_cost(rest, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, multi, mctrl)
+                after, tally = plan_cost(rest, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, work)
                 ctrl = play_control(a, unseen, f, R, five_ctrl, higher, w, two_ends)
                 sc = -after + w[W_SIZE] * (size - 1) * (1.0 - ctrl)
                 if ctrl >= SURE and (tally // 100) % 100 <= 1:
@@ -651,11 +687,12 @@ def decide(
         press = max(press, 0.8)
     early = (min_opp - 3.0) / (w[W_EARLY_SPAN] * cpp / 13.0)
     early = 0.0 if early < 0.0 else (1.0 if early > 1.0 else early)
-    mark = np.ones(n, dtype=np.bool_)
+    mark = marks[:n]
+    mark[:] = True
     if n > MAX_ANSWERS and not full:
         # a big hand answering five cards: score pass, the planner's pieces and the lowest plays
         mark[:] = False
-        m = gen_multi(hand, R, five_ctrl, suit_order, multi, mctrl)
+        m = gen_multi(hand, R, five_ctrl, suit_order, multi, mctrl, cnt, nib)
         _lead_candidates(hand, legal, n, R, multi, m, mark)
         for i in range(MAX_ANSWERS // 2):
             mark[i] = True
@@ -671,7 +708,7 @@ def decide(
             if rest == U0:
                 sc = BIG
             else:
-                after = plan_cost(rest, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, multi, mctrl)[0]
+                after = plan_cost(rest, unseen, f, R, five_ctrl, higher, suit_order, w, two_ends, work)[0]
                 ctrl = play_control(a, unseen, f, R, five_ctrl, higher, w, two_ends)
                 gain = base - after
                 sc = gain + ctrl * (w[W_LEAD] + press * w[W_PRESS_HIGH]) - w[W_SPEND] * early * ctrl ** w[W_SPEND_POW]
@@ -733,6 +770,7 @@ def act_obs(obs, legal, legal_n, players, cpp, R, five_ctrl, higher, suit_order,
     """Batch: one action per observation row into ``out`` (-1 where nothing is legal); ``scores``
     (B, L) gets each legal play's score."""
     counts = np.zeros(players, dtype=np.int64)
+    work = new_work(legal.shape[1])
     for g in range(obs.shape[0]):
         n = legal_n[g]
         if n <= 0:
@@ -759,14 +797,16 @@ def act_obs(obs, legal, legal_n, players, cpp, R, five_ctrl, higher, suit_order,
             two_ends,
             full,
             scores[g],
+            work,
         )
         out[g] = legal[g, i]
 
 
 @njit
-def decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, full, counts, scores):
+def decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, full, counts, scores, work):
     """Index into ``S.legal[g]`` of the heuristic's play for game ``g``'s seat to act, read from
-    the engine state (that seat's own view only: its hand, the cards played, the counts)."""
+    the engine state (that seat's own view only: its hand, the cards played, the counts).
+    ``counts`` (players) and ``work`` (``new_work``, as wide as ``S.legal``) are scratch."""
     players = R.ip[K.IP_PLAYERS]
     cpp = R.ip[K.IP_CPP]
     n = S.legal_n[g]
@@ -800,6 +840,7 @@ def decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, full, coun
         two_ends,
         full,
         scores,
+        work,
     )
 
 
@@ -811,13 +852,14 @@ def rollout_state(first, scores, payoff, R, S, five_ctrl, higher, suit_order, w,
     must be one game long without autoreset, as ``SearchAgent`` builds them. Each game is played
     to its end on its own (no lockstep), so slices of the batch can run in threads."""
     counts = np.zeros(R.ip[K.IP_PLAYERS], dtype=np.int64)
+    work = new_work(S.legal.shape[1])
     for g in range(S.seeds.shape[0]):
         payoff[g] = 0.0
         K.step_one(g, first[g], R, S, False)
         steps = 0
         while not S.over[g] and steps < max_steps:
             S.legal_n[g] = K.legal_one(g, R, S)
-            i = decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, False, counts, scores[g])
+            i = decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, False, counts, scores[g], work)
             K.step_one(g, S.legal[g, i], R, S, False)
             steps += 1
         if S.over[g]:
