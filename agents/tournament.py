@@ -40,6 +40,12 @@ built on demand.
   interval is ``mean ± 1.96 * sd(x_d) / sqrt(n)`` (``sd`` with ``n - 1``; normal
   approximation; ``None`` when ``n < 2``). Treating the deal, not the game, as the unit keeps
   the interval honest: the rotations of one deal share its cards.
+- ``margin``: the agent's lead over its table, paired by deal: in each deal it played, its
+  payoff per game there less the mean payoff per game of the other table positions, averaged
+  over its deals, with the same kind of interval. Luck that every seat shares cancels in the
+  difference, so this is the interval to read for "A beats B head to head" (one A against
+  copies of B), and it matters under scorings that are not zero-sum (``cards``: every loser
+  pays and nobody collects). Under a zero-sum scoring it is ``mean_payoff * P / (P - 1)``.
 - ``win_rate``: games won / games played. ``games``: games played.
 - ``ms_per_move``: wall time inside the agent's ``act`` calls divided by the moves it made
   (batched calls, so this is the amortised cost of one move).
@@ -128,6 +134,19 @@ def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, float | None, 
         return mean, None, None
     half = Z95 * float(x.std(ddof=1)) / math.sqrt(n)
     return mean, mean - half, mean + half
+
+
+def table_margins(payoff_at: np.ndarray, games_at: np.ndarray) -> np.ndarray:
+    """``(deals, P)``: each table position's payoff per game in a deal less the mean payoff per
+    game of the deal's other positions (``margin`` in the module docstring).
+
+    >>> table_margins(np.array([[6.0, -2.0, -2.0, -2.0]]), np.full((1, 4), 2)).tolist()
+    [[4.0, -1.3333333333333333, -1.3333333333333333, -1.3333333333333333]]
+    """
+    per_game = payoff_at / np.maximum(games_at, 1)
+    p = per_game.shape[1]
+    others = (per_game.sum(axis=1, keepdims=True) - per_game) / (p - 1)
+    return per_game - others
 
 
 def _derive_seed(*words: int) -> int:
@@ -324,6 +343,8 @@ class AgentStats:
     deals: int
     moves: int
     ms_per_move: float
+    margin: float = math.nan
+    margin_ci95: tuple[float | None, float | None] = (None, None)
     rating: float | None = None
     rating_se: float | None = None
 
@@ -387,6 +408,8 @@ class TournamentResult:
             entry: dict[str, Any] = {
                 "mean_payoff": num(s.mean_payoff),
                 "ci95": [num(s.ci95[0]), num(s.ci95[1])],
+                "margin": num(s.margin),
+                "margin_ci95": [num(s.margin_ci95[0]), num(s.margin_ci95[1])],
                 "win_rate": num(s.win_rate),
                 "games": s.games,
                 "deals": s.deals,
@@ -425,8 +448,8 @@ class TournamentResult:
         lines = [
             f"{self.variant.name}: {self.deals} deals x {self.variant.players} rotations, {self.games} games, "
             f"seed {self.seed} ({self.seconds:.1f} s, {self.games_per_second:.0f} games/s)",
-            f"{'agent':<{width}}  {'payoff/game':>11}  {'95% CI':>19}  {'win rate':>8}  {'games':>7}  {'ms/move':>8}"
-            + (f"  {'rating':>7}  {'± se':>6}" if rated else ""),
+            f"{'agent':<{width}}  {'payoff/game':>11}  {'95% CI':>19}  {'margin':>7}  {'95% CI':>19}  {'win rate':>8}  "
+            f"{'games':>7}  {'ms/move':>8}" + (f"  {'rating':>7}  {'± se':>6}" if rated else ""),
         ]
 
         def f(x: float | None) -> str:
@@ -435,14 +458,17 @@ class TournamentResult:
         order = sorted(self.stats, key=lambda s: -(s.rating if rated and s.rating is not None else s.mean_payoff))
         for s in order:
             ci = f"[{f(s.ci95[0])}, {f(s.ci95[1])}]"
+            mci = f"[{f(s.margin_ci95[0])}, {f(s.margin_ci95[1])}]"
             line = (
-                f"{s.name:<{width}}  {s.mean_payoff:>+11.3f}  {ci:>19}  {100 * s.win_rate:>7.1f}%  "
+                f"{s.name:<{width}}  {s.mean_payoff:>+11.3f}  {ci:>19}  {s.margin:>+7.3f}  {mci:>19}  "
+                f"{100 * s.win_rate:>7.1f}%  "
                 f"{s.games:>7}  {s.ms_per_move:>8.4f}"
             )
             if rated:
                 line += f"  {s.rating:>+7.0f}  {s.rating_se:>6.0f}" if s.rating is not None else ""
             lines.append(line)
         lines.append("CI over deals: per deal, the agent's payoff per game over its rotations; mean ± 1.96 sd/sqrt(n).")
+        lines.append("margin: per deal, that payoff less the mean of the other table positions' (paired by deal).")
         if rated:
             lines.append(f"rating: Elo scale, mean 0 ({self.rating_method}).")
         return "\n".join(lines)
@@ -455,13 +481,15 @@ class TournamentResult:
         jpath, cpath = Path(f"{prefix}.json"), Path(f"{prefix}.csv")
         data = self.to_dict()
         jpath.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        cols = ["mean_payoff", "ci95_low", "ci95_high", "win_rate", "games", "deals", "moves", "ms_per_move"]
+        cols = ["mean_payoff", "ci95_low", "ci95_high", "margin", "margin_ci95_low", "margin_ci95_high"]
+        cols += ["win_rate", "games", "deals", "moves", "ms_per_move"]
         cols += ["rating", "rating_se"]
         with cpath.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             writer.writerow(["agent", *cols])
             for name, a in data["agents"].items():
                 a = {**a, "ci95_low": a["ci95"][0], "ci95_high": a["ci95"][1]}
+                a |= {"margin_ci95_low": a["margin_ci95"][0], "margin_ci95_high": a["margin_ci95"][1]}
                 writer.writerow([name, *(a.get(c) for c in cols)])
         return jpath, cpath
 
@@ -733,12 +761,14 @@ def run_tournament(
     order = np.argsort(entry, kind="stable")
     bounds = np.searchsorted(entry[order], np.arange(k + 1))
     flat_payoff, flat_games, flat_wins = payoff.reshape(-1), games.reshape(-1), wins.reshape(-1)
+    flat_margin = table_margins(payoff, games).reshape(-1)
     stats: list[AgentStats] = []
     for e in range(k):
         at = order[bounds[e] : bounds[e + 1]]
         at = at[flat_games[at] > 0]
         per_deal = flat_payoff[at] / flat_games[at]
         mean, low, high = mean_ci(per_deal)
+        m_mean, m_low, m_high = mean_ci(flat_margin[at])
         g_total = int(flat_games[at].sum())
         stats.append(
             AgentStats(
@@ -751,6 +781,8 @@ def run_tournament(
                 deals=int(at.size),
                 moves=int(moves[e]),
                 ms_per_move=float(1000.0 * act_seconds[e] / moves[e]) if moves[e] else math.nan,
+                margin=m_mean,
+                margin_ci95=(m_low, m_high),
                 rating=None if ratings is None else float(ratings.rating[e]),
                 rating_se=None if ratings is None else float(ratings.se[e]),
             )

@@ -251,3 +251,35 @@ def test_illegal_play_names_the_agent():
 
     with pytest.raises(ValueError, match="agent 'cheater' chose an illegal play"):
         run_tournament(TAIWAN, [Cheater(TAIWAN)] * 4, deals=2, workers=1, progress=False)
+
+
+def test_margin_is_the_lead_over_the_table_paired_by_deal():
+    """``margin``: per deal, an entry's payoff per game less its tablemates' mean; under a
+    zero-sum scoring that is ``payoff * P / (P - 1)``; under taiwan's ``cards`` scoring (everybody
+    but the winner pays) the margin of a strong seat is positive while its payoff is not."""
+    for scoring in ("collect", "cards"):
+        result = run_tournament(
+            "taiwan",
+            ["heuristic", "random", "random", "random"],
+            deals=40,
+            seed=4,
+            workers=1,
+            progress=False,
+            scoring=scoring,
+        )
+        per_game = result.payoff / result.games_per_deal
+        for e, s in enumerate(result.stats):
+            others = np.delete(per_game, e, axis=1).mean(axis=1)
+            expected = per_game[:, e] - others
+            assert s.margin == pytest.approx(expected.mean())
+            half = 1.959963984540054 * expected.std(ddof=1) / math.sqrt(len(expected))
+            assert s.margin_ci95 == pytest.approx((expected.mean() - half, expected.mean() + half))
+            if scoring == "collect":
+                assert s.margin == pytest.approx(s.mean_payoff * 4 / 3)
+        heuristic = result.stats[0]
+        assert heuristic.margin_ci95[0] > 0
+        if scoring == "cards":
+            assert heuristic.mean_payoff < 0
+        row = result.to_dict()["agents"]["heuristic"]
+        assert row["margin"] == pytest.approx(heuristic.margin, abs=1e-6)
+        assert "margin" in result.table()
