@@ -84,6 +84,34 @@ class Hub:
         self.thinker = ThreadPoolExecutor(1, thread_name_prefix="bigtwo-agents")
         self._agents: dict[tuple[str, str], Agent] = {}
         self._coaches: dict[str, Coach] = {}
+        self._options: dict[str, Any] | None = None
+        self._options_lock = asyncio.Lock()
+
+    # ------------------------------------------------------------ the lobby's choices
+
+    def _read_options(self) -> dict[str, Any]:
+        variants = []
+        for name in variant_names():
+            v = load_variant(name)
+            default, why = default_opponent(v)  # loads the shipped weights to be sure they load
+            variants.append(
+                {"name": name, "players": v.players, "description": v.description, "default": default, "why": why}
+            )
+        return {
+            "variants": variants,
+            "agents": [*AGENTS, "strong"],
+            "pace": self.pace,
+            "away_timeout": self.away_timeout,
+        }
+
+    async def options(self) -> dict[str, Any]:
+        """What ``GET /api/options`` answers, read once per server: the variants and the shipped
+        weights do not change while it runs, and reading them means loading every shipped network
+        (about a second here), which runs in a worker thread so that the rooms play on meanwhile."""
+        async with self._options_lock:
+            if self._options is None:
+                self._options = await asyncio.to_thread(self._read_options)
+        return self._options
 
     # ------------------------------------------------------------ agents
 
@@ -269,16 +297,7 @@ def create_app(db: str | Path = "bigtwo-web.sqlite", pace: float = DEFAULT_PACE,
         return JSONResponse({"error": message}, status_code=status)
 
     async def options(request: Request) -> Response:
-        variants = []
-        for name in variant_names():
-            v = load_variant(name)
-            default, why = default_opponent(v)
-            variants.append(
-                {"name": name, "players": v.players, "description": v.description, "default": default, "why": why}
-            )
-        return JSONResponse(
-            {"variants": variants, "agents": [*AGENTS, "strong"], "pace": hub.pace, "away_timeout": hub.away_timeout}
-        )
+        return JSONResponse(await hub.options())
 
     async def read_json(request: Request) -> Any:
         raw = await request.body()

@@ -301,6 +301,23 @@ def test_the_wire_never_carries_another_seats_cards(server: Server) -> None:
     assert all(m["you"] is None and m["hand"] is None for m in got[None] if m["type"] == "state")
 
 
+def test_options_name_every_variant_and_its_default_opponent(server: Server) -> None:
+    from agents import pretrained
+    from bigtwo_env.variant import variant_names
+
+    status, first = server.api("/api/options")
+    assert status == 200
+    assert [v["name"] for v in first["variants"]] == variant_names()
+    assert {"random", "greedy", "heuristic", "search", "strong"} <= set(first["agents"])
+    for v in first["variants"]:
+        expected = "strong" if pretrained.has_weights(v["name"]) else "heuristic"
+        assert v["default"] == expected, v
+        assert v["name"] in v["why"] and v["players"] >= 2
+    assert {v["name"] for v in first["variants"] if v["default"] == "strong"} >= {"hong-kong", "taiwan"}
+    status, again = server.api("/api/options")  # read once per server, answered the same
+    assert status == 200 and again == first
+
+
 def test_bad_messages_get_errors_and_change_nothing(server: Server) -> None:
     room = server.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"], seed=8)
     with connect(seat_url(server, room["links"][0])) as ws:
