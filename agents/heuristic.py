@@ -440,8 +440,8 @@ def _rank_cost(r, m, unseen, f, R, higher, w, two_ends):
 
 @njit
 def new_work(width):
-    """The planner's scratch for one thread, made once per batch or rollout (allocating it per
-    decision cost more than the deciding): the candidate combinations and their controls, the
+    """The planner's scratch for one thread, made once per batch or rollout (allocated per decision,
+    it took about a tenth of the deciding's time): the candidate combinations and their controls, the
     ``rest_cost`` memo (each rank's suit set's cost and tally, index ``16 * rank + suits``, and
     whether it is filled: valid for one decision, while the unseen cards stay the same), the
     plan search's stack, the cards per rank, the marks of ``width`` legal plays, and the danger
