@@ -563,20 +563,26 @@ def _worker_chunk(chunk: _Chunk) -> _ChunkResult:
 
 
 def _end_workers(pool: ProcessPoolExecutor) -> None:
-    """Stop ``pool`` now: drop the chunks not started and end the running workers."""
+    """Stop ``pool`` now: drop the chunks not started, end the running workers, and wait for the
+    pool's manager thread to wind down. Left running, that thread closes its wake-up pipe while
+    the interpreter's exit hook writes to it (a race in ``concurrent.futures`` before 3.12), which
+    printed an ``OSError`` traceback after an interrupted run."""
+    manager = getattr(pool, "_executor_manager_thread", None)  # forgotten by shutdown(wait=False)
     terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
     if terminate is not None:
         pool.shutdown(wait=False, cancel_futures=True)
         terminate()
-        return
-    procs = list((getattr(pool, "_processes", None) or {}).values())  # gone after shutdown
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        proc.join(10)
-        if proc.is_alive():
-            proc.kill()
+    else:
+        procs = list((getattr(pool, "_processes", None) or {}).values())  # gone after shutdown
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.join(10)
+            if proc.is_alive():
+                proc.kill()
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(10)
 
 
 def _play_in_workers(chunks: list[_Chunk], workers: int, bar: Any) -> dict[int, _ChunkResult]:
