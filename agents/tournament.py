@@ -565,7 +565,7 @@ def _worker_chunk(chunk: _Chunk) -> _ChunkResult:
 def _end_workers(pool: ProcessPoolExecutor) -> None:
     """Stop ``pool`` now: drop the chunks not started, end the running workers, and wait for the
     pool's manager thread to wind down. Left running, that thread closes its wake-up pipe while
-    the interpreter's exit hook writes to it (a race in ``concurrent.futures`` before 3.12), which
+    the interpreter's exit hook writes to it (a race inside ``concurrent.futures``, seen on 3.11), which
     printed an ``OSError`` traceback after an interrupted run."""
     manager = getattr(pool, "_executor_manager_thread", None)  # forgotten by shutdown(wait=False)
     terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
