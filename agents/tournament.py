@@ -136,14 +136,13 @@ def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, float | None, 
     return mean, mean - half, mean + half
 
 
-def table_margins(payoff_at: np.ndarray, games_at: np.ndarray) -> np.ndarray:
-    """``(deals, P)``: each table position's payoff per game in a deal less the mean payoff per
-    game of the deal's other positions (``margin`` in the module docstring).
+def table_margins(per_game: np.ndarray) -> np.ndarray:
+    """``(deals, P)``: each table position's payoff per game in a deal (``per_game``) less the
+    mean payoff per game of the deal's other positions (``margin`` in the module docstring).
 
-    >>> table_margins(np.array([[6.0, -2.0, -2.0, -2.0]]), np.full((1, 4), 2)).tolist()
+    >>> table_margins(np.array([[3.0, -1.0, -1.0, -1.0]])).tolist()
     [[4.0, -1.3333333333333333, -1.3333333333333333, -1.3333333333333333]]
     """
-    per_game = payoff_at / np.maximum(games_at, 1)
     p = per_game.shape[1]
     others = (per_game.sum(axis=1, keepdims=True) - per_game) / (p - 1)
     return per_game - others
@@ -488,8 +487,10 @@ class TournamentResult:
             writer = csv.writer(fh)
             writer.writerow(["agent", *cols])
             for name, a in data["agents"].items():
-                a = {**a, "ci95_low": a["ci95"][0], "ci95_high": a["ci95"][1]}
-                a |= {"margin_ci95_low": a["margin_ci95"][0], "margin_ci95_high": a["margin_ci95"][1]}
+                a = {
+                    **a,
+                    **{f"{k}_{end}": a[k][i] for k in ("ci95", "margin_ci95") for i, end in enumerate(("low", "high"))},
+                }
                 writer.writerow([name, *(a.get(c) for c in cols)])
         return jpath, cpath
 
@@ -766,14 +767,14 @@ def run_tournament(
     entry = tables.reshape(-1)
     order = np.argsort(entry, kind="stable")
     bounds = np.searchsorted(entry[order], np.arange(k + 1))
-    flat_payoff, flat_games, flat_wins = payoff.reshape(-1), games.reshape(-1), wins.reshape(-1)
-    flat_margin = table_margins(payoff, games).reshape(-1)
+    flat_games, flat_wins = games.reshape(-1), wins.reshape(-1)
+    per_game = payoff / np.maximum(games, 1)  # (deals, P); a position with no games is left out below
+    flat_per_game, flat_margin = per_game.reshape(-1), table_margins(per_game).reshape(-1)
     stats: list[AgentStats] = []
     for e in range(k):
         at = order[bounds[e] : bounds[e + 1]]
         at = at[flat_games[at] > 0]
-        per_deal = flat_payoff[at] / flat_games[at]
-        mean, low, high = mean_ci(per_deal)
+        mean, low, high = mean_ci(flat_per_game[at])
         m_mean, m_low, m_high = mean_ci(flat_margin[at])
         g_total = int(flat_games[at].sum())
         stats.append(
