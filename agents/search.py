@@ -23,7 +23,11 @@ Per move (for a seat with more than one legal play):
 
 Budget: ``simulations`` rollouts per move in all (split evenly over the candidates), or
 ``seconds`` of search per move (batches are run until the time is spent; at least one). With
-neither, ``DEFAULT_SIMULATIONS``. Searching only reads the observation and the legal list: the
+neither, ``DEFAULT_SIMULATIONS``. With ``scale="cards"``, ``simulations`` is the budget of a
+move made with every dealt card still in hand, and a later move gets more rollouts, as many
+times more as the cards in all hands are fewer (at most ``MAX_SCALE`` times): a rollout's
+length follows the cards left to play, so every move costs about what the first one does, and
+the same position always gets the same number (unlike ``seconds``). Searching only reads the observation and the legal list: the
 hidden hands are sampled, never peeked. Under the last-card ``liability`` rule the engine
 flags breaches inside rollouts, so a breach is scored by its consequences; breaches made before
 the searched move are not in the observation and are taken to be none. Only the current game
@@ -55,6 +59,8 @@ from .base import Agent
 DEFAULT_SIMULATIONS = 1000
 DEFAULT_TOP_K = 5
 SCHEDULES = ("even", "halving")  # how ``simulations`` are shared over the candidates
+SCALES = ("none", "cards")  # whether ``simulations`` grows as the hands empty
+MAX_SCALE = 4.0  # scale=cards: at most this many times ``simulations``
 PRIOR_TOP = 2  # with a prior: its best plays searched besides the heuristic's top_k
 ROWS_PER_BATCH = 192  # rollouts stepped together in one engine
 MAX_ROLLOUT_STEPS = 5000  # a guard: every game ends long before this
@@ -91,6 +97,7 @@ class SearchAgent(Agent):
         prior: Agent | None = None,
         threads: int | None = None,
         schedule: str = "even",
+        scale: str = "none",
     ) -> None:
         super().__init__(variant, seed)
         if prior is not None and not callable(getattr(prior, "scores", None)):
@@ -119,6 +126,13 @@ class SearchAgent(Agent):
         if schedule == "halving" and seconds is not None:
             raise ValueError("schedule=halving shares a number of simulations; with seconds use schedule=even")
         self.schedule = schedule
+        if scale not in SCALES:
+            raise ValueError(
+                f"scale must be one of {', '.join(SCALES)} (whether later moves get more rollouts), got {scale!r}"
+            )
+        if scale != "none" and seconds is not None:
+            raise ValueError(f"scale={scale} grows a number of simulations; with seconds use scale=none")
+        self.scale = scale
         if not _count(top_k):
             raise ValueError(f"top_k must be a positive integer (candidate plays), got {top_k!r}")
         if simulations is None and seconds is None:
@@ -219,20 +233,30 @@ class SearchAgent(Agent):
             self.stats["rollouts"] += rows.size
             return rows.reshape(len(hands), len(plays))
 
+        budget = self._budget(int(hand).bit_count() + int(left[1:].sum()))
         if self.schedule == "halving":
-            best, means = self._halving(cands, deal, rollouts)
+            best, means = self._halving(cands, deal, rollouts, budget)
         else:
-            means = self._even(cands, deal, rollouts)
+            means = self._even(cands, deal, rollouts, budget)
             best = int(np.argmax(means))
         self.last_values = {int(a): float(v) for a, v in zip(cands, means, strict=True)}
         return int(cands[best])
 
-    def _even(self, cands: np.ndarray, deal, rollouts) -> np.ndarray:
-        """Mean payoff of each candidate, every one tried on the same samples: ``simulations``
-        split evenly, or batches until ``seconds`` are spent."""
+    def _budget(self, in_hands: int) -> int | None:
+        """Rollouts for a move with ``in_hands`` cards in all hands (``None``: a time budget)."""
+        if self.seconds is not None:
+            return None
+        if self.scale == "none" or in_hands <= 0:
+            return int(self.simulations)
+        dealt = min(self.variant.players * self.variant.cards_per_player, 52)
+        return int(round(self.simulations * min(MAX_SCALE, max(1.0, dealt / in_hands))))
+
+    def _even(self, cands: np.ndarray, deal, rollouts, budget: int | None) -> np.ndarray:
+        """Mean payoff of each candidate, every one tried on the same samples: ``budget``
+        rollouts split evenly, or batches until ``seconds`` are spent."""
         C = len(cands)
         per_batch = max(1, ROWS_PER_BATCH // C)
-        total = 0 if self.seconds is not None else max(1, -(-int(self.simulations) // C))  # samples, rounded up
+        total = 0 if budget is None else max(1, -(-budget // C))  # samples, rounded up
         sums = np.zeros(C)
         done = 0
         t0 = time.perf_counter()
@@ -249,8 +273,8 @@ class SearchAgent(Agent):
                     break
         return sums / done
 
-    def _halving(self, cands: np.ndarray, deal, rollouts) -> tuple[int, np.ndarray]:
-        """Sequential halving: ``ceil(log2 C)`` rounds share ``simulations``; each round tries the
+    def _halving(self, cands: np.ndarray, deal, rollouts, budget: int) -> tuple[int, np.ndarray]:
+        """Sequential halving: ``ceil(log2 C)`` rounds share ``budget`` rollouts; each round tries the
         candidates still in on new samples (the same ones for all), then keeps the better half
         by mean payoff so far (ties by the heuristic's order). Returns the index of the best
         survivor, and every candidate's mean (a dropped one's as it was when dropped)."""
@@ -260,7 +284,7 @@ class SearchAgent(Agent):
         tried = np.zeros(C)
         alive = np.arange(C)
         for r in range(rounds):
-            samples = max(1, int(self.simulations) // (rounds * len(alive)))
+            samples = max(1, budget // (rounds * len(alive)))
             sums[alive] += rollouts(deal(samples), cands[alive]).sum(0)
             tried[alive] += samples
             if r < rounds - 1:

@@ -19,6 +19,7 @@ from agents import (
     register_loader,
     unregister_loader,
 )
+from agents.search import MAX_SCALE
 from bigtwo_env import load_variant, variant_names
 from bigtwo_env.cards import cards_to_mask, parse_cards
 from bigtwo_env.engine import Engine
@@ -286,6 +287,39 @@ def test_search_refuses_halving_a_time_budget():
         SearchAgent(load_variant("taiwan"), seconds=0.01, schedule="halving")
     with pytest.raises(ValueError, match="schedule must be one of even, halving"):
         SearchAgent(load_variant("taiwan"), schedule="ucb")
+
+
+def test_search_scale_cards_gives_later_moves_more_rollouts():
+    """``scale=cards``: the first move gets ``simulations``; a move with half the dealt cards
+    still in hands about twice as many, and never more than ``MAX_SCALE`` times."""
+    v = load_variant("taiwan")
+    eng = Engine(v, num_games=1, seed=1)  # a game that runs down to 10 cards in hands
+    heur = HeuristicAgent(v)
+    plain, scaled = SearchAgent(v, seed=1, simulations=40), SearchAgent(v, seed=1, simulations=40, scale="cards")
+    moves = []  # (cards in all hands, rollouts plain, rollouts scaled) per searched move
+    while not eng.over.all():
+        ids, counts = eng.legal_actions()
+        obs = eng.observe()
+        before = (plain.stats["rollouts"], scaled.stats["rollouts"], plain.stats["searched"])
+        plain.act(obs, ids, counts)
+        scaled.act(obs, ids, counts)
+        if plain.stats["searched"] > before[2]:
+            in_hands = sum(int(h).bit_count() for h in eng.state.hands[0])
+            moves.append((in_hands, plain.stats["rollouts"] - before[0], scaled.stats["rollouts"] - before[1]))
+        eng.step(heur.act(obs, ids, counts))
+    assert moves[0][0] == 52 and moves[0][1] == moves[0][2]
+    late = [(p, s) for n, p, s in moves if n <= 26]
+    assert late, "the game searched no move late on"
+    assert all(s >= 1.9 * p for p, s in late)
+    assert any(s >= 3.5 * p for n, p, s in moves if n <= 13)
+    assert all(s <= (MAX_SCALE + 0.5) * p for _, p, s in moves)
+
+
+def test_search_refuses_a_bad_scale():
+    with pytest.raises(ValueError, match="scale must be one of none, cards"):
+        SearchAgent(load_variant("taiwan"), scale="time")
+    with pytest.raises(ValueError, match="scale=cards grows a number of simulations; with seconds use scale=none"):
+        SearchAgent(load_variant("taiwan"), seconds=0.01, scale="cards")
 
 
 def test_search_plays_the_same_on_one_thread_or_two():
