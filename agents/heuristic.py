@@ -844,6 +844,17 @@ def decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, full, coun
     )
 
 
+@njit
+def replies_state(choice, scores, R, S, five_ctrl, higher, suit_order, w, two_ends):
+    """``choice[g]``: the heuristic's play (an action id, 0 a pass) for each game's seat to act,
+    read from the engine state (its legal lists current); search weighs sampled hands with it."""
+    counts = np.zeros(R.ip[K.IP_PLAYERS], dtype=np.int64)
+    work = new_work(S.legal.shape[1])
+    for g in range(S.seeds.shape[0]):
+        i = decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, False, counts, scores[g], work)
+        choice[g] = S.legal[g, i]
+
+
 @njit(nogil=True)
 def rollout_state(first, scores, payoff, R, S, five_ctrl, higher, suit_order, w, two_ends, max_steps):
     """Rollouts, for search: in each game play ``first[g]`` (a legal play of its seat to act), then

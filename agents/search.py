@@ -61,6 +61,8 @@ DEFAULT_TOP_K = 5
 SCHEDULES = ("even", "halving")  # how ``simulations`` are shared over the candidates
 SCALES = ("none", "cards")  # whether ``simulations`` grows as the hands empty
 MAX_SCALE = 4.0  # scale=cards: at most this many times ``simulations``
+INFERENCES = ("none", "passes")  # what the sampled hands are weighted by
+PASS_WEIGHT = 0.25  # infer=passes: a sample's weight for each passer that would have played on it
 PRIOR_TOP = 2  # with a prior: its best plays searched besides the heuristic's top_k
 ROWS_PER_BATCH = 192  # rollouts stepped together in one engine
 MAX_ROLLOUT_STEPS = 5000  # a guard: every game ends long before this
@@ -98,6 +100,7 @@ class SearchAgent(Agent):
         threads: int | None = None,
         schedule: str = "even",
         scale: str = "none",
+        infer: str = "none",
     ) -> None:
         super().__init__(variant, seed)
         if prior is not None and not callable(getattr(prior, "scores", None)):
@@ -133,6 +136,11 @@ class SearchAgent(Agent):
         if scale != "none" and seconds is not None:
             raise ValueError(f"scale={scale} grows a number of simulations; with seconds use scale=none")
         self.scale = scale
+        if infer not in INFERENCES:
+            raise ValueError(
+                f"infer must be one of {', '.join(INFERENCES)} (what weighs the sampled hands), got {infer!r}"
+            )
+        self.infer = infer
         if not _count(top_k):
             raise ValueError(f"top_k must be a positive integer (candidate plays), got {top_k!r}")
         if simulations is None and seconds is None:
@@ -207,8 +215,12 @@ class SearchAgent(Agent):
         if need > len(unseen):  # cannot happen with a consistent observation
             raise ValueError(f"observation holds {need} opponents' cards but only {len(unseen)} are unseen")
 
-        def deal(samples: int) -> np.ndarray:
-            """``samples`` guesses of every seat's hand (the observer's own in column 0)."""
+        # the opponents who passed on the play now on the table, in turn: each holds what it held then
+        passers = [(table_seat + j) % P for j in range(1, passes + 1)] if self.infer == "passes" else []
+
+        def deal(samples: int) -> tuple[np.ndarray, np.ndarray]:
+            """``samples`` guesses of every seat's hand (the observer's own in column 0), and the
+            weight of each guess (all 1 unless ``infer="passes"``)."""
             keys = self.rng.random((samples, len(unseen)))
             dealt = unseen[np.argsort(keys, axis=1)]
             hands = np.zeros((samples, P), dtype=np.uint64)
@@ -217,7 +229,11 @@ class SearchAgent(Agent):
             for k in range(1, P):
                 hands[:, k] = np.bitwise_or.reduce(_BITS[dealt[:, off : off + left[k]]], axis=1)
                 off += left[k]
-            return hands
+            weight = np.ones(samples)
+            for before, seat in enumerate(passers):
+                would_play = self._replies(hands, played, seat, table, table_seat, before) != 0
+                weight[would_play] *= PASS_WEIGHT
+            return hands, weight
 
         def rollouts(hands: np.ndarray, plays: np.ndarray) -> np.ndarray:
             """Payoffs (samples, plays): every play tried on every sample."""
@@ -258,11 +274,14 @@ class SearchAgent(Agent):
         per_batch = max(1, ROWS_PER_BATCH // C)
         total = 0 if budget is None else max(1, -(-budget // C))  # samples, rounded up
         sums = np.zeros(C)
+        weights = 0.0
         done = 0
         t0 = time.perf_counter()
         while True:
             s_b = per_batch if self.seconds is not None else min(per_batch, total - done)
-            sums += rollouts(deal(s_b), cands).sum(0)
+            hands, weight = deal(s_b)
+            sums += weight @ rollouts(hands, cands)
+            weights += weight.sum()
             done += s_b
             if self.seconds is None:
                 if done >= total:
@@ -271,7 +290,7 @@ class SearchAgent(Agent):
                 spent = time.perf_counter() - t0
                 if spent + spent / done * s_b > self.seconds:
                     break
-        return sums / done
+        return sums / weights
 
     def _halving(self, cands: np.ndarray, deal, rollouts, budget: int) -> tuple[int, np.ndarray]:
         """Sequential halving: ``ceil(log2 C)`` rounds share ``budget`` rollouts; each round tries the
@@ -281,18 +300,30 @@ class SearchAgent(Agent):
         C = len(cands)
         rounds = max(1, math.ceil(math.log2(C)))
         sums = np.zeros(C)
-        tried = np.zeros(C)
+        tried = np.zeros(C)  # the samples' weights
         alive = np.arange(C)
         for r in range(rounds):
-            samples = max(1, budget // (rounds * len(alive)))
-            sums[alive] += rollouts(deal(samples), cands[alive]).sum(0)
-            tried[alive] += samples
+            hands, weight = deal(max(1, budget // (rounds * len(alive))))
+            sums[alive] += weight @ rollouts(hands, cands[alive])
+            tried[alive] += weight.sum()
             if r < rounds - 1:
                 means = sums[alive] / tried[alive]
                 keep = np.sort(np.argsort(-means, kind="stable")[: -(-len(alive) // 2)])
                 alive = alive[keep]
         means = sums / tried
         return int(alive[int(np.argmax(means[alive]))]), means
+
+    def _replies(self, hands, played, seat, table, table_seat, passes) -> np.ndarray:
+        """The heuristic's play (0: pass) at relative ``seat`` facing ``table``, for each row of
+        sampled ``hands``: what that seat would have done holding that hand."""
+        eng, scores = self._engine(len(hands))
+        eng.set_position(slice(None), hands, played, seat, table, table_seat, passes)
+        choice = np.empty(len(hands), dtype=np.int64)
+        c = self.ctx
+        H.replies_state(
+            choice, scores, eng.rules, eng.state, c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends
+        )
+        return choice
 
     def _rollout(self, hands, actions, played, table, table_seat, passes, opening) -> np.ndarray:
         """Payoff of seat 0 in each row after playing ``actions`` and the heuristic to the end

@@ -315,11 +315,67 @@ def test_search_scale_cards_gives_later_moves_more_rollouts():
     assert all(s <= (MAX_SCALE + 0.5) * p for _, p, s in moves)
 
 
-def test_search_refuses_a_bad_scale():
+def _heuristic_game(variant_name: str, seed: int):
+    """Positions of one game the heuristic plays at every seat: (engine, obs, ids, counts) at each
+    turn, the engine holding the true position while the caller looks."""
+    v = load_variant(variant_name)
+    eng = Engine(v, num_games=1, seed=seed)
+    heur = HeuristicAgent(v)
+    while not eng.over.all():
+        ids, counts = eng.legal_actions()
+        obs = eng.observe()
+        yield eng, obs, ids, counts
+        eng.step(heur.act(obs, ids, counts))
+
+
+def test_search_infer_passes_reweighs_only_after_passes():
+    """``infer=passes`` weighs the same sampled hands: a lead is valued as without it, and a move
+    that follows passes is valued otherwise at least once in a game."""
+    v = load_variant("hong-kong")
+    plain = SearchAgent(v, seed=1, simulations=60)
+    inferring = SearchAgent(v, seed=1, simulations=60, infer="passes")
+    changed = 0
+    for eng, obs, ids, counts in _heuristic_game("hong-kong", 2):
+        plain.last_values, inferring.last_values = {}, {}
+        plain.act(obs, ids, counts)
+        inferring.act(obs, ids, counts)
+        if eng.state.passes[0] == 0:
+            assert inferring.last_values == plain.last_values
+        else:
+            changed += inferring.last_values != plain.last_values
+    assert changed >= 1
+
+
+def test_search_replies_of_a_heuristic_passer_on_its_true_hand_are_passes():
+    """What ``infer=passes`` asks of each sample: would that seat have passed holding that hand?
+    On the true hands of a game the heuristic plays, every passer's reply is a pass."""
+    v = load_variant("taiwan")
+    agent = SearchAgent(v, seed=1, simulations=8, infer="passes")
+    P, asked = v.players, 0
+    for eng, _, _, _ in _heuristic_game("taiwan", 4):
+        S = eng.state
+        cur, passes = int(S.current[0]), int(S.passes[0])
+        if passes == 0 or S.table_action[0] == 0:
+            continue
+        rel = [(cur + k) % P for k in range(P)]
+        table_seat = (int(S.table_seat[0]) - cur) % P
+        for before in range(passes):
+            seat = (table_seat + 1 + before) % P
+            reply = agent._replies(
+                S.hands[0, rel][None].copy(), S.played[0, rel].copy(), seat, int(S.table_action[0]), table_seat, before
+            )
+            assert reply.tolist() == [0]
+            asked += 1
+    assert asked >= 3
+
+
+def test_search_refuses_a_bad_scale_or_inference():
     with pytest.raises(ValueError, match="scale must be one of none, cards"):
         SearchAgent(load_variant("taiwan"), scale="time")
     with pytest.raises(ValueError, match="scale=cards grows a number of simulations; with seconds use scale=none"):
         SearchAgent(load_variant("taiwan"), seconds=0.01, scale="cards")
+    with pytest.raises(ValueError, match="infer must be one of none, passes"):
+        SearchAgent(load_variant("taiwan"), infer="plays")
 
 
 def test_search_plays_the_same_on_one_thread_or_two():

@@ -135,7 +135,8 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
     # how a game is paid is not a rule of play: the same plays, another scoring
     assert make_agent("strong", load_variant("taiwan", scoring="collect", unit=2)).name == "strong"
     with pytest.raises(
-        ValueError, match="does not take option.*takes: mode, device, simulations, seconds, top_k, threads, schedule, scale"
+        ValueError,
+        match="does not take option.*takes: mode, device, simulations, seconds, top_k, threads, schedule, scale, infer",
     ):
         make_agent("strong:depth=3", "taiwan")
 

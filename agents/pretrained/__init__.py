@@ -5,7 +5,7 @@ rollouts per move) on top of a trained network (``train.policy_agent.PolicyAgent
 network's two best plays join the heuristic's top plays as the search's candidates. The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
 ``strong:simulations=0`` plays the network alone (best-scored play), and the search options
-(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``) change the search.
+(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``) change the search.
 The files:
 
 | what | where |
@@ -47,7 +47,7 @@ from bigtwo_env.variant import Variant
 STRONG = "strong"  # the agent name
 OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (train.policy_agent.load_policy_agent's)
 # ... and with any of these, the network ranks the candidates of a search (agents.search.SearchAgent)
-SEARCH_OPTIONS = ("simulations", "seconds", "top_k", "threads", "schedule", "scale")
+SEARCH_OPTIONS = ("simulations", "seconds", "top_k", "threads", "schedule", "scale", "infer")
 # the search ``strong`` plays with no options (measured: README, "The strong agents"); simulations=0: the network alone
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
