@@ -11,15 +11,19 @@ Per move (for a seat with more than one legal play):
 2. **Determinization.** The unseen cards are all 52 less the own hand and every card played
    this game. Each sample deals them at random to the opponents, each getting exactly the
    number of cards it holds (read from the observation); whatever is left over stayed undealt
-   (three players, two players with 13 cards, or any deal of fewer than 52 cards).
+   (three players, two players with 13 cards, or any deal of fewer than 52 cards). With
+   ``infer="passes"``, each sample is weighed by the passes made on the play now on the table:
+   those opponents still hold what they held when they passed, and for each one whose sampled
+   hand would have made the heuristic play instead, the sample's weight is multiplied by
+   ``PASS_WEIGHT`` (not 0: the table's players are not the heuristic, and may hold back).
 3. **Rollouts.** One batched ``Engine`` holds ``samples x candidates`` copies of the position
    (``Engine.set_position``, the observer as seat 0, the other seats relative to it, so in the
    game's own play order even when that game is reversed, ``direction_per_game``); each copy
    plays its candidate, then every seat plays the heuristic until that copy's game is over, all
    in one compiled kernel (``heuristic.rollout_state``) run on ``threads`` slices of the copies.
    Each candidate is tried on the same samples, so they are compared on equal deals.
-4. **Choice.** The candidate with the highest mean payoff for the observer's seat; ties go to
-   the heuristic's order.
+4. **Choice.** The candidate with the highest mean payoff (weighted mean, with ``infer``) for
+   the observer's seat; ties go to the heuristic's order.
 
 Budget: ``simulations`` rollouts per move in all (split evenly over the candidates), or
 ``seconds`` of search per move (batches are run until the time is spent; at least one). With
