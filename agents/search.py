@@ -31,11 +31,13 @@ neither, ``DEFAULT_SIMULATIONS``. With ``scale="cards"``, ``simulations`` is the
 move made with every dealt card still in hand, and a later move gets more rollouts, as many
 times more as the cards in all hands are fewer (at most ``MAX_SCALE`` times): a rollout's
 length follows the cards left to play, so every move costs about what the first one does, and
-the same position always gets the same number (unlike ``seconds``). Searching only reads the observation and the legal list: the
-hidden hands are sampled, never peeked. Under the last-card ``liability`` rule the engine
-flags breaches inside rollouts, so a breach is scored by its consequences; breaches made before
-the searched move are not in the observation and are taken to be none. Only the current game
-is rolled out (a match's later games and its scores are not).
+the same position always gets the same number (unlike ``seconds``).
+
+Searching only reads the observation and the legal list: the hidden hands are sampled, never
+peeked. Under the last-card ``liability`` rule the engine flags breaches inside rollouts, so a
+breach is scored by its consequences; breaches made before the searched move are not in the
+observation and are taken to be none. Only the current game is rolled out (a match's later
+games and its scores are not).
 
 >>> from bigtwo_env.engine import Engine
 >>> eng = Engine("taiwan", num_games=1, seed=3)
@@ -253,7 +255,7 @@ class SearchAgent(Agent):
             self.stats["rollouts"] += rows.size
             return rows.reshape(len(hands), len(plays))
 
-        budget = self._budget(int(hand).bit_count() + int(left[1:].sum()))
+        budget = self._budget(int(left.sum()))
         if self.schedule == "halving":
             best, means = self._halving(cands, deal, rollouts, budget)
         else:
@@ -268,7 +270,7 @@ class SearchAgent(Agent):
             return None
         if self.scale == "none" or in_hands <= 0:
             return int(self.simulations)
-        dealt = min(self.variant.players * self.variant.cards_per_player, 52)
+        dealt = self.variant.players * self.variant.cards_per_player
         return int(round(self.simulations * min(MAX_SCALE, max(1.0, dealt / in_hands))))
 
     def _even(self, cands: np.ndarray, deal, rollouts, budget: int | None) -> np.ndarray:
