@@ -1,5 +1,6 @@
-"""The ``bigtwo tournament``, ``bigtwo ladder`` and ``bigtwo play`` subcommands (see
-``agents.tournament``, ``agents.ladder`` and ``agents.play``). Heavy imports happen inside the handlers.
+"""The ``bigtwo tournament``, ``bigtwo ladder``, ``bigtwo move-time``, ``bigtwo tune`` and ``bigtwo play``
+subcommands (see ``agents.tournament``, ``agents.ladder``, ``agents.move_time``, ``agents.tune`` and
+``agents.play``). Heavy imports happen inside the handlers.
 
 A first run compiles the Numba kernels (about a minute) before anything else shows: each command
 then says so in one line on stderr (``say_if_compiling``), only when Numba's cache folder
@@ -141,6 +142,42 @@ def _move_time(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tune(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .tune import tune_weights
+
+    overrides = variant_overrides(args)
+    say_if_compiling(["heuristic"])
+    result = tune_weights(
+        args.variant,
+        start=args.start,
+        deals=args.deals,
+        seed=args.seed,
+        rounds=args.rounds,
+        min_gain=args.min_gain,
+        workers=args.workers,
+        progress=not args.quiet,
+        log=lambda line: print(line, file=sys.stderr, flush=True),
+        **overrides,
+    )
+    weights = "[" + ", ".join(f"{x:.6g}" for x in np.asarray(result.weights)) + "]"
+    print(f"payoff a game against the opponents: {result.start_payoff:+.3f} -> {result.payoff:+.3f}")
+    print(f"weights: {weights}")
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "weights": [float(x) for x in result.weights],
+            "payoff": result.payoff,
+            "start_payoff": result.start_payoff,
+            "steps": result.steps,
+        }
+        out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
 def _play(args: argparse.Namespace) -> int:
     from .play import TerminalGame
     from .registry import parse_agent_list
@@ -160,7 +197,7 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``tournament``, ``ladder`` and ``play`` to the ``bigtwo`` command."""
+    """Add ``tournament``, ``ladder``, ``move-time``, ``tune`` and ``play`` to the ``bigtwo`` command."""
     p = sub.add_parser(
         "tournament",
         help="duplicate-deal tournament between agents",
@@ -272,6 +309,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     mt.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
     mt.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     mt.set_defaults(func=_move_time)
+
+    from .tune import DEFAULT_DEALS as TUNE_DEALS
+    from .tune import DEFAULT_MIN_GAIN, DEFAULT_ROUNDS
+    from .tune import DEFAULT_SEED as TUNE_SEED
+
+    tu = sub.add_parser(
+        "tune",
+        help="tune the heuristic's weights for a variant by coordinate search on duplicate deals",
+        description="Coordinate search of the heuristic's weights (agents.tune): each weight in turn takes the "
+        "value that scores best in one seat against copies of the default heuristic, on the same duplicate "
+        "deals; prints each step on stderr and the weights found as a list heuristic:weights=[...] takes.",
+    )
+    tu.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
+    tu.add_argument("--deals", type=int, default=TUNE_DEALS, help=f"deals per candidate (default {TUNE_DEALS})")
+    tu.add_argument("--seed", type=int, default=TUNE_SEED, help=f"seed of the deals (default {TUNE_SEED})")
+    tu.add_argument(
+        "--rounds", type=int, default=DEFAULT_ROUNDS, help=f"passes over the weights (default {DEFAULT_ROUNDS})"
+    )
+    tu.add_argument(
+        "--min-gain",
+        type=float,
+        default=DEFAULT_MIN_GAIN,
+        help=f"payoff a game a new value must add to be kept (default {DEFAULT_MIN_GAIN})",
+    )
+    tu.add_argument(
+        "--start", default=None, metavar="NAME", help="weights to start from: a set's name (default: default)"
+    )
+    tu.add_argument("--workers", type=int, default=2, help="processes playing the candidates (default 2)")
+    tu.add_argument("--players", type=int, default=None, help="override the variant's number of players")
+    tu.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+    tu.add_argument("--out", metavar="FILE", help="also write the weights and every step to FILE (JSON)")
+    tu.add_argument("--quiet", action="store_true", help="no progress bar")
+    tu.set_defaults(func=_tune)
 
     q = sub.add_parser(
         "play",

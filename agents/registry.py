@@ -7,8 +7,8 @@
 | ``random`` | a uniformly random legal play | |
 | ``greedy`` | the lowest legal play; passes only when it must | |
 | ``heuristic`` | plans the hand into few plays, keeps control, presses | ``weights`` |
-| ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer`` |
-| ``strong`` | search on top of the trained network shipped for the variant (``agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer`` |
+| ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k``, ``weights``, ``threads``, ``schedule``, ``scale``, ``infer`` |
+| ``strong`` | search on top of the trained network shipped for the variant (``agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights`` |
 | a file path | a trained checkpoint, by its suffix's loader (below) | the loader's |
 
 Options may also be written into the name, ``KEY=VALUE`` items after a colon, each value read
@@ -127,7 +127,7 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
             f"agent {pretrained.STRONG!r} does not take option(s) {', '.join(unknown)}; it takes: {', '.join(allowed)}"
         )
     given = {k: options.pop(k) for k in pretrained.SEARCH_OPTIONS if k in options}
-    search = {**pretrained.SEARCH_DEFAULTS, **given}
+    search = {**pretrained.SEARCH_DEFAULTS, "weights": pretrained.search_weights(variant), **given}
     if "seconds" in given and "simulations" not in given:
         del search["simulations"]  # a time budget instead of the default simulations
     network_only = given.get("simulations") == 0 and not isinstance(given.get("simulations"), bool)

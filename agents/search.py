@@ -89,8 +89,10 @@ class SearchAgent(Agent):
     """Determinized Monte-Carlo search over the heuristic's top plays (see the module docstring).
 
     ``simulations``: rollouts per move in all; ``seconds``: time per move instead; ``top_k``:
-    candidates kept (pass is added when legal); ``weights``: the heuristic's weights; ``threads``:
-    threads playing the rollouts (default one per core, up to 4; the result does not depend on it)."""
+    candidates kept (pass is added when legal); ``weights``: the heuristic's weights (a name of
+    ``heuristic.WEIGHT_SETS`` or the numbers) for the candidates and every seat of the rollouts;
+    ``threads``: threads playing the rollouts (default one per core, up to 4; the result does not
+    depend on it)."""
 
     name = "search"
 
@@ -101,7 +103,7 @@ class SearchAgent(Agent):
         simulations: int | None = None,
         seconds: float | None = None,
         top_k: int = DEFAULT_TOP_K,
-        weights: np.ndarray | None = None,
+        weights: np.ndarray | str | None = None,
         prior: Agent | None = None,
         threads: int | None = None,
         schedule: str = "even",

@@ -140,8 +140,9 @@ except ValueError as exc:
         ("search:seconds=true", "seconds must be a positive finite number.*got True"),
         ("search:seconds=.inf", "seconds must be a positive finite number"),
         ("search:seconds=.nan", "seconds must be a positive finite number"),
-        ("heuristic:weights=abc", "weights must be 23 numbers, got 'abc'"),
-        ("heuristic:weights=.nan", "weights must be 23 finite numbers"),
+        ("heuristic:weights=abc", r"weights must be a set's name \(default, .*\) or 23 finite numbers, got 'abc'"),
+        ("heuristic:weights=.nan", "weights must be .* 23 finite numbers, got nan"),
+        ("search:weights=[1]", r"or 23 finite numbers, got \[1\]"),
     ],
 )
 def test_agent_options_are_validated(spec, message):

@@ -2,10 +2,12 @@
 
 The ``strong`` agent is a search (``agents.search.SearchAgent``, ``SEARCH_DEFAULTS``: 200
 rollouts per move) on top of a trained network (``train.policy_agent.PolicyAgent``): the
-network's two best plays join the heuristic's top plays as the search's candidates. The network
+network's two best plays join the heuristic's top plays as the search's candidates. Its
+heuristic (candidates and rollouts) plays the weights tuned for the variant's scoring where
+``agents.heuristic.WEIGHT_SETS`` has a set of that name (``search_weights``). The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
 ``strong:simulations=0`` plays the network alone (best-scored play), and the search options
-(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``) change the search.
+(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``) change the search.
 The files:
 
 | what | where |
@@ -47,8 +49,9 @@ from bigtwo_env.variant import Variant
 STRONG = "strong"  # the agent name
 OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (train.policy_agent.load_policy_agent's)
 # ... and with any of these, the network ranks the candidates of a search (agents.search.SearchAgent)
-SEARCH_OPTIONS = ("simulations", "seconds", "top_k", "threads", "schedule", "scale", "infer")
-# the search ``strong`` plays with no options (measured: README, "The strong agents"); simulations=0: the network alone
+SEARCH_OPTIONS = ("simulations", "seconds", "top_k", "threads", "schedule", "scale", "infer", "weights")
+# the search ``strong`` plays with no options (measured: README, "The strong agents"), with the
+# heuristic weights ``search_weights`` picks; simulations=0: the network alone
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
@@ -96,6 +99,20 @@ def weights_path(variant: Variant | str) -> Path:
         f"the {STRONG!r} agent has no trained weights for variant {name!r} in {pretrained_dir()}; {have} "
         f"(export a run's checkpoint with `python -m train.export RUN_DIR --variant {name}`, or play another agent)"
     )
+
+
+def search_weights(variant: Variant) -> str:
+    """The heuristic weights ``strong`` searches with unless ``weights`` is given: the set of
+    ``agents.heuristic.WEIGHT_SETS`` named after the variant's scoring (tuned for it by
+    ``bigtwo tune``), else ``default``.
+
+    >>> from bigtwo_env import load_variant
+    >>> search_weights(load_variant("hong-kong", scoring="collect")), search_weights(load_variant("japan"))
+    ('collect', 'default')
+    """
+    from agents.heuristic import WEIGHT_SETS
+
+    return variant.scoring if variant.scoring in WEIGHT_SETS else "default"
 
 
 def need_torch() -> None:
