@@ -7,8 +7,8 @@
 | ``random`` | a uniformly random legal play | |
 | ``greedy`` | the lowest legal play; passes only when it must | |
 | ``heuristic`` | plans the hand into few plays, keeps control, presses | ``weights`` |
-| ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k``, ``weights``, ``threads``, ``schedule``, ``scale``, ``infer`` |
-| ``strong`` | search on top of the trained network shipped for the variant (``agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights`` |
+| ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k``, ``weights``, ``opponent_weights``, ``threads``, ``schedule``, ``scale``, ``infer`` |
+| ``strong`` | search on top of the trained network shipped for the variant (``agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights`` |
 | a file path | a trained checkpoint, by its suffix's loader (below) | the loader's |
 
 Options may also be written into the name, ``KEY=VALUE`` items after a colon, each value read

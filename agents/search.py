@@ -90,7 +90,8 @@ class SearchAgent(Agent):
 
     ``simulations``: rollouts per move in all; ``seconds``: time per move instead; ``top_k``:
     candidates kept (pass is added when legal); ``weights``: the heuristic's weights (a name of
-    ``heuristic.WEIGHT_SETS`` or the numbers) for the candidates and every seat of the rollouts;
+    ``heuristic.WEIGHT_SETS`` or the numbers) for the candidates and the observer's seat in the
+    rollouts; ``opponent_weights``: those of the other seats in the rollouts (default: ``weights``);
     ``threads``: threads playing the rollouts (default one per core, up to 4; the result does not
     depend on it)."""
 
@@ -104,6 +105,7 @@ class SearchAgent(Agent):
         seconds: float | None = None,
         top_k: int = DEFAULT_TOP_K,
         weights: np.ndarray | str | None = None,
+        opponent_weights: np.ndarray | str | None = None,
         prior: Agent | None = None,
         threads: int | None = None,
         schedule: str = "even",
@@ -158,6 +160,8 @@ class SearchAgent(Agent):
         self.top_k = int(top_k)
         self.heuristic = H.HeuristicAgent(variant, weights=weights)
         self.ctx = self.heuristic.ctx
+        # what the other seats play in rollouts (and how passers would have answered): by default the same
+        self.opponent_weights = self.ctx.weights if opponent_weights is None else H.weight_set(opponent_weights)
         # rollouts end with the current game: one game per match, no match target
         self.sim_variant = (
             variant if variant.games == 1 and variant.target_score == 0 else variant.replace(games=1, target_score=0)
@@ -329,7 +333,7 @@ class SearchAgent(Agent):
         choice = np.empty(len(hands), dtype=np.int64)
         c = self.ctx
         H.replies_state(
-            choice, scores, eng.rules, eng.state, c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends
+            choice, scores, eng.rules, eng.state, c.five_ctrl, c.higher, c.suit_order, self.opponent_weights, c.two_ends
         )
         return choice
 
@@ -348,7 +352,15 @@ class SearchAgent(Agent):
             H.rollout_state,
             eng.state,
             before=(eng.rules,),
-            after=(c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, MAX_ROLLOUT_STEPS),
+            after=(
+                c.five_ctrl,
+                c.higher,
+                c.suit_order,
+                c.weights,
+                self.opponent_weights,
+                c.two_ends,
+                MAX_ROLLOUT_STEPS,
+            ),
             rows=(actions, scores, payoff),
             threads=self.threads,
             min_rows=2,

@@ -143,6 +143,7 @@ except ValueError as exc:
         ("heuristic:weights=abc", r"weights must be a set's name \(default, .*\) or 23 finite numbers, got 'abc'"),
         ("heuristic:weights=.nan", "weights must be .* 23 finite numbers, got nan"),
         ("search:weights=[1]", r"or 23 finite numbers, got \[1\]"),
+        ("search:opponent_weights=abc", r"weights must be a set's name \(default, collect, cards\)"),
     ],
 )
 def test_agent_options_are_validated(spec, message):

@@ -251,33 +251,45 @@ def test_search_seed_changes_its_samples():
     assert a.rng.random() != b.rng.random()
 
 
-@pytest.mark.parametrize("name", ["taiwan", "hong-kong", "online-cn"])
-def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name):
+@pytest.mark.parametrize(
+    "name, own, others", [("taiwan", None, None), ("hong-kong", None, None), ("online-cn", "collect", None)]
+)
+def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name, own, others):
     """Search's rollouts (``rollout_state``, one compiled loop per game) end every game as the
-    heuristic playing every seat through ``Engine.step`` does, with the same payoffs."""
+    heuristic playing every seat through ``Engine.step`` does, with the same payoffs; seat 0
+    plays its own weights, the other seats theirs."""
     from agents import heuristic as H
 
     variant = load_variant(name).replace(games=1, target_score=0)
     n = 24
     ref = Engine(variant, num_games=n, seed=5)
     fast = Engine(variant, num_games=n, seed=5)
-    heur = HeuristicAgent(variant)
-    first = heur.act(ref.observe(), *ref.legal_actions())
+    mine, theirs = HeuristicAgent(variant, weights=own), HeuristicAgent(variant, weights=others)
+
+    def heur_act():
+        obs, (ids, counts) = ref.observe(), ref.legal_actions()
+        return np.where(ref.state.current == 0, mine.act(obs, ids, counts), theirs.act(obs, ids, counts))
+
+    first = heur_act()
     payoff_ref = np.zeros(n)
     acts = first
     while not ref.over.all():
         res = ref.step(acts)
         payoff_ref[res.game_over] = res.payoffs[res.game_over, 0]
-        acts = heur.act(ref.observe(), *ref.legal_actions())
+        acts = heur_act()
         acts[ref.over] = -1
-    c = heur.ctx
+    c = mine.ctx
     scores = np.zeros((n, fast.state.legal.shape[1]))
     payoff = np.full(n, np.nan)
-    args = (c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, 5000)
+    args = (c.five_ctrl, c.higher, c.suit_order, c.weights, theirs.ctx.weights, c.two_ends, 5000)
     H.rollout_state(first, scores, payoff, fast.rules, fast.state, *args)
     assert fast.over.all()
     assert (fast.state.hands == ref.state.hands).all()
     np.testing.assert_array_equal(payoff, payoff_ref)
+    if own != others:  # and the seats' weights made a difference
+        same = Engine(variant, num_games=n, seed=5)
+        H.rollout_state(first, scores, payoff, same.rules, same.state, *args[:4], c.weights, *args[5:])
+        assert not np.array_equal(payoff, payoff_ref)
 
 
 def test_search_refuses_halving_a_time_budget():

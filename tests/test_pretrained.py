@@ -136,7 +136,7 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
     assert make_agent("strong", load_variant("taiwan", scoring="collect", unit=2)).name == "strong"
     with pytest.raises(
         ValueError,
-        match="does not take option.*takes: mode, device, simulations, seconds, top_k, threads, schedule, scale, infer, weights",
+        match="does not take option.*takes: mode, device, simulations, seconds, top_k, threads, schedule, scale, infer, weights, opponent_weights",
     ):
         make_agent("strong:depth=3", "taiwan")
 
@@ -149,8 +149,9 @@ def test_strong_plays_the_weights_tuned_for_the_scoring(strong_dir):
     assert not np.array_equal(WEIGHT_SETS["collect"], DEFAULT_WEIGHTS)
     chosen = make_agent("strong:weights=default", load_variant("taiwan", scoring="collect"), seed=0)
     assert np.array_equal(chosen.heuristic.ctx.weights, DEFAULT_WEIGHTS)
-    tiered = make_agent("strong", load_variant("taiwan", scoring="tiered"), seed=0)  # no set tuned for it
-    assert np.array_equal(tiered.heuristic.ctx.weights, DEFAULT_WEIGHTS)
+    for scoring in ("cards", "tiered"):  # no set measured for strong there
+        other = make_agent("strong", load_variant("taiwan", scoring=scoring), seed=0)
+        assert np.array_equal(other.heuristic.ctx.weights, DEFAULT_WEIGHTS)
 
 
 def test_strong_with_search_adds_the_networks_best_plays(strong_dir):

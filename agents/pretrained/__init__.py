@@ -4,10 +4,10 @@ The ``strong`` agent is a search (``agents.search.SearchAgent``, ``SEARCH_DEFAUL
 rollouts per move) on top of a trained network (``train.policy_agent.PolicyAgent``): the
 network's two best plays join the heuristic's top plays as the search's candidates. Its
 heuristic (candidates and rollouts) plays the weights tuned for the variant's scoring where
-``agents.heuristic.WEIGHT_SETS`` has a set of that name (``search_weights``). The network
+``STRONG_WEIGHTS`` names a set of ``agents.heuristic.WEIGHT_SETS`` for it (``search_weights``). The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
 ``strong:simulations=0`` plays the network alone (best-scored play), and the search options
-(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``) change the search.
+(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``) change the search.
 The files:
 
 | what | where |
@@ -49,10 +49,23 @@ from bigtwo_env.variant import Variant
 STRONG = "strong"  # the agent name
 OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (train.policy_agent.load_policy_agent's)
 # ... and with any of these, the network ranks the candidates of a search (agents.search.SearchAgent)
-SEARCH_OPTIONS = ("simulations", "seconds", "top_k", "threads", "schedule", "scale", "infer", "weights")
+SEARCH_OPTIONS = (
+    "simulations",
+    "seconds",
+    "top_k",
+    "threads",
+    "schedule",
+    "scale",
+    "infer",
+    "weights",
+    "opponent_weights",
+)
 # the search ``strong`` plays with no options (measured: README, "The strong agents"), with the
 # heuristic weights ``search_weights`` picks; simulations=0: the network alone
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
+# the tuned heuristic weights ``strong`` searches with, by scoring: only where measured better
+# (README, "The strong config"); the ``cards`` set is not used yet (its search is not measured)
+STRONG_WEIGHTS: dict[str, str] = {"collect": "collect"}
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
@@ -103,16 +116,14 @@ def weights_path(variant: Variant | str) -> Path:
 
 def search_weights(variant: Variant) -> str:
     """The heuristic weights ``strong`` searches with unless ``weights`` is given: the set of
-    ``agents.heuristic.WEIGHT_SETS`` named after the variant's scoring (tuned for it by
-    ``bigtwo tune``), else ``default``.
+    ``agents.heuristic.WEIGHT_SETS`` that ``STRONG_WEIGHTS`` names for the variant's scoring, else
+    ``default``.
 
     >>> from bigtwo_env import load_variant
-    >>> search_weights(load_variant("hong-kong", scoring="collect")), search_weights(load_variant("japan"))
+    >>> search_weights(load_variant("hong-kong", scoring="collect")), search_weights(load_variant("taiwan"))
     ('collect', 'default')
     """
-    from agents.heuristic import WEIGHT_SETS
-
-    return variant.scoring if variant.scoring in WEIGHT_SETS else "default"
+    return STRONG_WEIGHTS.get(variant.scoring, "default")
 
 
 def need_torch() -> None:
