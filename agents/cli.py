@@ -55,6 +55,12 @@ def say_if_compiling(agents: Sequence[str] = (), stream: TextIO | None = None) -
     return True
 
 
+def add_variant_overrides(parser: argparse.ArgumentParser) -> None:
+    """The ``--players`` and ``--set KEY=VALUE`` options that ``variant_overrides`` reads."""
+    parser.add_argument("--players", type=int, default=None, help="override the variant's number of players")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+
+
 def variant_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The variant fields ``--set KEY=VALUE`` and ``--players`` change (values read as YAML)."""
     overrides = parse_settings(args.set, form="key=value (a variant field)")
@@ -143,8 +149,6 @@ def _move_time(args: argparse.Namespace) -> int:
 
 
 def _tune(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from .tune import tune_weights
 
     overrides = variant_overrides(args)
@@ -161,7 +165,7 @@ def _tune(args: argparse.Namespace) -> int:
         log=lambda line: print(line, file=sys.stderr, flush=True),
         **overrides,
     )
-    weights = "[" + ", ".join(f"{x:.6g}" for x in np.asarray(result.weights)) + "]"
+    weights = "[" + ", ".join(f"{x:.6g}" for x in result.weights) + "]"
     print(f"payoff a game against the opponents: {result.start_payoff:+.3f} -> {result.payoff:+.3f}")
     print(f"weights: {weights}")
     if args.out:
@@ -226,8 +230,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="deals per batched engine (default 250; part of what the seed reproduces)",
     )
-    p.add_argument("--players", type=int, default=None, help="override the variant's number of players")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+    add_variant_overrides(p)
     rating = p.add_mutually_exclusive_group()
     rating.add_argument(
         "--rating",
@@ -305,8 +308,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     mt.add_argument("--games", type=int, default=40, help="matches timed per agent (default 40)")
     mt.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     mt.add_argument("--opponents", default="heuristic", help="agent in every other seat (default heuristic)")
-    mt.add_argument("--players", type=int, default=None, help="override the variant's number of players")
-    mt.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+    add_variant_overrides(mt)
     mt.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     mt.set_defaults(func=_move_time)
 
@@ -337,8 +339,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--start", default=None, metavar="NAME", help="weights to start from: a set's name (default: default)"
     )
     tu.add_argument("--workers", type=int, default=2, help="processes playing the candidates (default 2)")
-    tu.add_argument("--players", type=int, default=None, help="override the variant's number of players")
-    tu.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+    add_variant_overrides(tu)
     tu.add_argument("--out", metavar="FILE", help="also write the weights and every step to FILE (JSON)")
     tu.add_argument("--quiet", action="store_true", help="no progress bar")
     tu.set_defaults(func=_tune)
@@ -360,6 +361,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--seed", type=int, default=None, help="deal seed (default: random, shown at the start)")
     q.add_argument("--hint", default="heuristic", help="agent asked by 'hint' (default heuristic)")
     q.add_argument("--symbols", action="store_true", help="show suits as ♦ ♣ ♥ ♠")
-    q.add_argument("--players", type=int, default=None, help="override the variant's number of players")
-    q.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a variant field (repeatable)")
+    add_variant_overrides(q)
     q.set_defaults(func=_play)

@@ -19,7 +19,8 @@ Per move (for a seat with more than one legal play):
 3. **Rollouts.** One batched ``Engine`` holds ``samples x candidates`` copies of the position
    (``Engine.set_position``, the observer as seat 0, the other seats relative to it, so in the
    game's own play order even when that game is reversed, ``direction_per_game``); each copy
-   plays its candidate, then every seat plays the heuristic until that copy's game is over, all
+   plays its candidate, then every seat plays the heuristic (the observer's with ``weights``, the
+   others with ``opponent_weights``) until that copy's game is over, all
    in one compiled kernel (``heuristic.rollout_state``) run on ``threads`` slices of the copies.
    Each candidate is tried on the same samples, so they are compared on equal deals.
 4. **Choice.** The candidate with the highest mean payoff (weighted mean, with ``infer``) for

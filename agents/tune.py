@@ -111,8 +111,8 @@ def tune_weights(
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if not isinstance(min_gain, (int, float)) or isinstance(min_gain, bool) or not min_gain >= 0:
         raise ValueError(f"min_gain must be a number >= 0 (payoff a game), got {min_gain!r}")
-    best = H.HeuristicAgent(var, weights=start).ctx.weights.copy()  # checked: NUM_WEIGHTS finite numbers
-    opp = H.HeuristicAgent(var, weights=opponents).ctx.weights.copy()
+    best = H.weight_set(start)  # checked: a set's name or NUM_WEIGHTS finite numbers (a copy)
+    opp = H.weight_set(opponents)
 
     pool = None
     if workers > 1:
