@@ -137,6 +137,25 @@ def weight_set(weights: np.ndarray | str | None) -> np.ndarray:
     return out
 
 
+MIX = "+"  # joins the names of a mix of sets: ``opponent_weights=default+collect``
+
+
+def weight_mix(weights: np.ndarray | str | None) -> np.ndarray:
+    """One or more sets of weights (M, ``NUM_WEIGHTS``): names joined by ``MIX``
+    (``"default+collect"``), a list of names, rows of numbers, or anything ``weight_set`` takes (one set);
+    ``ValueError`` naming what is wrong."""
+    if isinstance(weights, str) and MIX in weights:
+        return np.stack([weight_set(name.strip()) for name in weights.split(MIX)])
+    if isinstance(weights, (list, tuple)) and weights and all(isinstance(x, str) for x in weights):
+        return np.stack([weight_set(name) for name in weights])
+    out = np.asarray(weights, dtype=object) if weights is not None and not isinstance(weights, str) else None
+    if out is not None and out.ndim == 2:
+        if len(out) == 0:
+            raise ValueError(f"weights must hold at least one set of {NUM_WEIGHTS} numbers, got none")
+        return np.stack([weight_set(row) for row in weights])
+    return weight_set(weights)[None]
+
+
 def five_card_control(table: ActionTable) -> np.ndarray:
     """Fixed control (0..1) of every action of five or six cards, by class and place in it;
     0 for smaller plays (their control depends on the unseen cards)."""
@@ -874,21 +893,22 @@ def decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, full, coun
 
 
 @njit
-def replies_state(choice, scores, R, S, five_ctrl, higher, suit_order, w, two_ends):
-    """``choice[g]``: the heuristic's play (an action id, 0 a pass) for each game's seat to act,
-    read from the engine state (its legal lists current); search weighs sampled hands with it."""
+def replies_state(choice, scores, R, S, five_ctrl, higher, suit_order, w_rows, two_ends):
+    """``choice[g]``: the heuristic's play (an action id, 0 a pass), with weights ``w_rows[g]``,
+    for each game's seat to act, read from the engine state (its legal lists current); search
+    weighs sampled hands with it."""
     counts = np.zeros(R.ip[K.IP_PLAYERS], dtype=np.int64)
     work = new_work(S.legal.shape[1])
     for g in range(S.seeds.shape[0]):
-        i = decide_state(g, R, S, five_ctrl, higher, suit_order, w, two_ends, False, counts, scores[g], work)
+        i = decide_state(g, R, S, five_ctrl, higher, suit_order, w_rows[g], two_ends, False, counts, scores[g], work)
         choice[g] = S.legal[g, i]
 
 
 @njit(nogil=True)
-def rollout_state(first, scores, payoff, R, S, five_ctrl, higher, suit_order, w, w_others, two_ends, max_steps):
+def rollout_state(first, scores, payoff, others, R, S, five_ctrl, higher, suit_order, w, two_ends, max_steps):
     """Rollouts, for search: in each game play ``first[g]`` (a legal play of its seat to act), then
     the heuristic at every seat until the game is over (or ``max_steps`` plays, a guard), with
-    weights ``w`` at seat 0 and ``w_others`` at the other seats;
+    weights ``w`` at seat 0 and ``others[g]`` at the other seats;
     ``payoff[g]`` gets seat 0's payoff of the game (0 if it did not end). The state's matches
     must be one game long without autoreset, as ``SearchAgent`` builds them. Each game is played
     to its end on its own (no lockstep), so slices of the batch can run in threads."""
@@ -900,7 +920,7 @@ def rollout_state(first, scores, payoff, R, S, five_ctrl, higher, suit_order, w,
         steps = 0
         while not S.over[g] and steps < max_steps:
             S.legal_n[g] = K.legal_one(g, R, S)
-            ww = w if S.current[g] == 0 else w_others
+            ww = w if S.current[g] == 0 else others[g]
             i = decide_state(g, R, S, five_ctrl, higher, suit_order, ww, two_ends, False, counts, scores[g], work)
             K.step_one(g, S.legal[g, i], R, S, False)
             steps += 1

@@ -127,7 +127,10 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
             f"agent {pretrained.STRONG!r} does not take option(s) {', '.join(unknown)}; it takes: {', '.join(allowed)}"
         )
     given = {k: options.pop(k) for k in pretrained.SEARCH_OPTIONS if k in options}
-    search = {**pretrained.SEARCH_DEFAULTS, "weights": pretrained.search_weights(variant), **given}
+    tuned = pretrained.search_weights(variant)
+    if "weights" in given:  # the opponents in the rollouts play the given weights too, unless given
+        tuned["opponent_weights"] = given["weights"]
+    search = {**pretrained.SEARCH_DEFAULTS, **tuned, **given}
     if "seconds" in given and "simulations" not in given:
         del search["simulations"]  # a time budget instead of the default simulations
     network_only = given.get("simulations") == 0 and not isinstance(given.get("simulations"), bool)

@@ -20,7 +20,8 @@ Per move (for a seat with more than one legal play):
    (``Engine.set_position``, the observer as seat 0, the other seats relative to it, so in the
    game's own play order even when that game is reversed, ``direction_per_game``); each copy
    plays its candidate, then every seat plays the heuristic (the observer's with ``weights``, the
-   others with ``opponent_weights``) until that copy's game is over, all
+   others with ``opponent_weights``; with a mix of sets, ``"default+collect"``, the samples take
+   them in turn, so each set models the opponents in its share of the deals) until that copy's game is over, all
    in one compiled kernel (``heuristic.rollout_state``) run on ``threads`` slices of the copies.
    Each candidate is tried on the same samples, so they are compared on equal deals.
 4. **Choice.** The candidate with the highest mean payoff (weighted mean, with ``infer``) for
@@ -92,7 +93,8 @@ class SearchAgent(Agent):
     ``simulations``: rollouts per move in all; ``seconds``: time per move instead; ``top_k``:
     candidates kept (pass is added when legal); ``weights``: the heuristic's weights (a name of
     ``heuristic.WEIGHT_SETS`` or the numbers) for the candidates and the observer's seat in the
-    rollouts; ``opponent_weights``: those of the other seats in the rollouts (default: ``weights``);
+    rollouts; ``opponent_weights``: those of the other seats in the rollouts (default: ``weights``),
+    or a mix of sets (``"default+collect"``: ``heuristic.weight_mix``) taken in turn by the samples;
     ``threads``: threads playing the rollouts (default one per core, up to 4; the result does not
     depend on it)."""
 
@@ -162,7 +164,8 @@ class SearchAgent(Agent):
         self.heuristic = H.HeuristicAgent(variant, weights=weights)
         self.ctx = self.heuristic.ctx
         # what the other seats play in rollouts (and how passers would have answered): by default the same
-        self.opponent_weights = self.ctx.weights if opponent_weights is None else H.weight_set(opponent_weights)
+        # (M, NUM_WEIGHTS): a mix of several sets plays them in turn, one per sampled deal
+        self.opponent_weights = self.ctx.weights[None] if opponent_weights is None else H.weight_mix(opponent_weights)
         # rollouts end with the current game: one game per match, no match target
         self.sim_variant = (
             variant if variant.games == 1 and variant.target_score == 0 else variant.replace(games=1, target_score=0)
@@ -231,9 +234,15 @@ class SearchAgent(Agent):
         # the opponents who passed on the play now on the table, in turn: each holds what it held then
         passers = [(table_seat + j) % P for j in range(1, passes + 1)] if self.infer == "passes" else []
 
-        def deal(samples: int) -> tuple[np.ndarray, np.ndarray]:
-            """``samples`` guesses of every seat's hand (the observer's own in column 0), and the
-            weight of each guess (all 1 unless ``infer="passes"``)."""
+        dealt_so_far = [0]
+
+        def deal(samples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """``samples`` guesses of every seat's hand (the observer's own in column 0), the
+            weight of each guess (all 1 unless ``infer="passes"``), and the opponents' weights
+            in each (the sets of ``opponent_weights`` in turn)."""
+            mix = self.opponent_weights
+            others = mix[(dealt_so_far[0] + np.arange(samples)) % len(mix)]
+            dealt_so_far[0] += samples
             keys = self.rng.random((samples, len(unseen)))
             dealt = unseen[np.argsort(keys, axis=1)]
             hands = np.zeros((samples, P), dtype=np.uint64)
@@ -244,14 +253,15 @@ class SearchAgent(Agent):
                 off += left[k]
             weight = np.ones(samples)
             for before, seat in enumerate(passers):
-                would_play = self._replies(hands, played, seat, table, table_seat, before) != 0
+                would_play = self._replies(hands, others, played, seat, table, table_seat, before) != 0
                 weight[would_play] *= PASS_WEIGHT
-            return hands, weight
+            return hands, weight, others
 
-        def rollouts(hands: np.ndarray, plays: np.ndarray) -> np.ndarray:
+        def rollouts(hands: np.ndarray, others: np.ndarray, plays: np.ndarray) -> np.ndarray:
             """Payoffs (samples, plays): every play tried on every sample."""
             rows = self._rollout(
                 np.repeat(hands, len(plays), axis=0),
+                np.repeat(others, len(plays), axis=0),
                 np.tile(plays, len(hands)),
                 played,
                 table,
@@ -292,8 +302,8 @@ class SearchAgent(Agent):
         t0 = time.perf_counter()
         while True:
             s_b = per_batch if self.seconds is not None else min(per_batch, total - done)
-            hands, weight = deal(s_b)
-            sums += weight @ rollouts(hands, cands)
+            hands, weight, others = deal(s_b)
+            sums += weight @ rollouts(hands, others, cands)
             weights += weight.sum()
             done += s_b
             if self.seconds is None:
@@ -316,8 +326,8 @@ class SearchAgent(Agent):
         tried = np.zeros(C)  # the samples' weights
         alive = np.arange(C)
         for r in range(rounds):
-            hands, weight = deal(max(1, budget // (rounds * len(alive))))
-            sums[alive] += weight @ rollouts(hands, cands[alive])
+            hands, weight, others = deal(max(1, budget // (rounds * len(alive))))
+            sums[alive] += weight @ rollouts(hands, others, cands[alive])
             tried[alive] += weight.sum()
             if r < rounds - 1:
                 means = sums[alive] / tried[alive]
@@ -326,21 +336,20 @@ class SearchAgent(Agent):
         means = sums / tried
         return int(alive[int(np.argmax(means[alive]))]), means
 
-    def _replies(self, hands, played, seat, table, table_seat, passes) -> np.ndarray:
-        """The heuristic's play (0: pass) at relative ``seat`` facing ``table``, for each row of
-        sampled ``hands``: what that seat would have done holding that hand."""
+    def _replies(self, hands, others, played, seat, table, table_seat, passes) -> np.ndarray:
+        """The heuristic's play (0: pass) with weights ``others[i]`` at relative ``seat`` facing
+        ``table``, for each row ``i`` of sampled ``hands``: what that seat would have done holding that hand."""
         eng, scores = self._engine(len(hands))
         eng.set_position(slice(None), hands, played, seat, table, table_seat, passes)
         choice = np.empty(len(hands), dtype=np.int64)
         c = self.ctx
-        H.replies_state(
-            choice, scores, eng.rules, eng.state, c.five_ctrl, c.higher, c.suit_order, self.opponent_weights, c.two_ends
-        )
+        H.replies_state(choice, scores, eng.rules, eng.state, c.five_ctrl, c.higher, c.suit_order, others, c.two_ends)
         return choice
 
-    def _rollout(self, hands, actions, played, table, table_seat, passes, opening) -> np.ndarray:
-        """Payoff of seat 0 in each row after playing ``actions`` and the heuristic to the end
-        (``heuristic.rollout_state``, on ``threads`` slices of the rows at once)."""
+    def _rollout(self, hands, others, actions, played, table, table_seat, passes, opening) -> np.ndarray:
+        """Payoff of seat 0 in each row after playing ``actions`` and the heuristic to the end, the
+        other seats with weights ``others`` of the row (``heuristic.rollout_state``, on ``threads``
+        slices of the rows at once)."""
         rows = len(actions)
         eng, scores = self._engine(rows)
         eng.set_position(slice(None), hands, played, 0, table, table_seat, passes, opening)
@@ -358,11 +367,10 @@ class SearchAgent(Agent):
                 c.higher,
                 c.suit_order,
                 c.weights,
-                self.opponent_weights,
                 c.two_ends,
                 MAX_ROLLOUT_STEPS,
             ),
-            rows=(actions, scores, payoff),
+            rows=(actions, scores, payoff, np.ascontiguousarray(others)),
             threads=self.threads,
             min_rows=2,
         )

@@ -144,6 +144,11 @@ except ValueError as exc:
         ("heuristic:weights=.nan", "weights must be .* 23 finite numbers, got nan"),
         ("search:weights=[1]", r"or 23 finite numbers, got \[1\]"),
         ("search:opponent_weights=abc", r"weights must be a set's name \(default, collect, cards\)"),
+        (
+            "search:opponent_weights=default+abc",
+            r"weights must be a set's name \(default, .*\) or 23 finite numbers, got 'abc'",
+        ),
+        ("search:opponent_weights=[[1]]", r"or 23 finite numbers, got \[1\]"),
     ],
 )
 def test_agent_options_are_validated(spec, message):

@@ -281,15 +281,44 @@ def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name, 
     c = mine.ctx
     scores = np.zeros((n, fast.state.legal.shape[1]))
     payoff = np.full(n, np.nan)
-    args = (c.five_ctrl, c.higher, c.suit_order, c.weights, theirs.ctx.weights, c.two_ends, 5000)
-    H.rollout_state(first, scores, payoff, fast.rules, fast.state, *args)
+    args = (c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, 5000)
+    rows_of = np.tile(theirs.ctx.weights, (n, 1))
+    H.rollout_state(first, scores, payoff, rows_of, fast.rules, fast.state, *args)
     assert fast.over.all()
     assert (fast.state.hands == ref.state.hands).all()
     np.testing.assert_array_equal(payoff, payoff_ref)
     if own != others:  # and the seats' weights made a difference
         same = Engine(variant, num_games=n, seed=5)
-        H.rollout_state(first, scores, payoff, same.rules, same.state, *args[:4], c.weights, *args[5:])
+        H.rollout_state(first, scores, payoff, np.tile(c.weights, (n, 1)), same.rules, same.state, *args)
         assert not np.array_equal(payoff, payoff_ref)
+
+
+def test_rollouts_play_each_rows_opponent_weights():
+    """With a mix of opponent sets, each rollout's other seats play that row's set: rows of a mixed
+    batch end as the same rows of a batch that plays their set everywhere."""
+    from agents import heuristic as H
+
+    variant = load_variant("hong-kong", scoring="collect").replace(games=1, target_score=0)
+    n = 32
+    agent = HeuristicAgent(variant)
+    mix = H.weight_mix("default+collect")
+    assert mix.shape == (2, H.NUM_WEIGHTS)
+    c = agent.ctx
+    args = (c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, 5000)
+
+    def run(others):
+        eng = Engine(variant, num_games=n, seed=11)
+        obs, (ids, counts) = eng.observe(), eng.legal_actions()
+        first = agent.act(obs, ids, counts)
+        payoff = np.full(n, np.nan)
+        H.rollout_state(first, np.zeros((n, eng.state.legal.shape[1])), payoff, others, eng.rules, eng.state, *args)
+        return payoff
+
+    mixed = run(mix[np.arange(n) % 2])
+    only_default, only_collect = run(np.tile(mix[0], (n, 1))), run(np.tile(mix[1], (n, 1)))
+    np.testing.assert_array_equal(mixed[0::2], only_default[0::2])
+    np.testing.assert_array_equal(mixed[1::2], only_collect[1::2])
+    assert not np.array_equal(only_default, only_collect)
 
 
 def test_search_refuses_halving_a_time_budget():
@@ -374,7 +403,13 @@ def test_search_replies_of_a_heuristic_passer_on_its_true_hand_are_passes():
         for before in range(passes):
             seat = (table_seat + 1 + before) % P
             reply = agent._replies(
-                S.hands[0, rel][None].copy(), S.played[0, rel].copy(), seat, int(S.table_action[0]), table_seat, before
+                S.hands[0, rel][None].copy(),
+                agent.opponent_weights,
+                S.played[0, rel].copy(),
+                seat,
+                int(S.table_action[0]),
+                table_seat,
+                before,
             )
             assert reply.tolist() == [0]
             asked += 1

@@ -147,11 +147,18 @@ def test_strong_plays_the_weights_tuned_for_the_scoring(strong_dir):
     collect = make_agent("strong", load_variant("taiwan", scoring="collect"), seed=0)
     assert np.array_equal(collect.heuristic.ctx.weights, WEIGHT_SETS["collect"])
     assert not np.array_equal(WEIGHT_SETS["collect"], DEFAULT_WEIGHTS)
+    # its rollouts model the opponents half as the default heuristic, half as the tuned one
+    assert np.array_equal(collect.opponent_weights, np.stack([DEFAULT_WEIGHTS, WEIGHT_SETS["collect"]]))
     chosen = make_agent("strong:weights=default", load_variant("taiwan", scoring="collect"), seed=0)
     assert np.array_equal(chosen.heuristic.ctx.weights, DEFAULT_WEIGHTS)
+    assert np.array_equal(chosen.opponent_weights, DEFAULT_WEIGHTS[None])  # given weights: everyone's
+    modelled = make_agent("strong:opponent_weights=collect", load_variant("taiwan", scoring="collect"), seed=0)
+    assert np.array_equal(modelled.heuristic.ctx.weights, WEIGHT_SETS["collect"])
+    assert np.array_equal(modelled.opponent_weights, WEIGHT_SETS["collect"][None])
     for scoring in ("cards", "tiered"):  # no set measured for strong there
         other = make_agent("strong", load_variant("taiwan", scoring=scoring), seed=0)
         assert np.array_equal(other.heuristic.ctx.weights, DEFAULT_WEIGHTS)
+        assert np.array_equal(other.opponent_weights, DEFAULT_WEIGHTS[None])
 
 
 def test_strong_with_search_adds_the_networks_best_plays(strong_dir):

@@ -4,7 +4,10 @@ The ``strong`` agent is a search (``agents.search.SearchAgent``, ``SEARCH_DEFAUL
 rollouts per move) on top of a trained network (``train.policy_agent.PolicyAgent``): the
 network's two best plays join the heuristic's top plays as the search's candidates. Its
 heuristic (candidates and rollouts) plays the weights tuned for the variant's scoring where
-``STRONG_WEIGHTS`` names a set of ``agents.heuristic.WEIGHT_SETS`` for it (``search_weights``). The network
+``STRONG_WEIGHTS`` names sets of ``agents.heuristic.WEIGHT_SETS`` for it (``search_weights``: under
+``collect``, its own seat plays the ``collect`` set and the opponents in its rollouts are modelled
+half as ``default``, half as ``collect``); with ``weights`` given, the opponents play those too
+unless ``opponent_weights`` is given as well. The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
 ``strong:simulations=0`` plays the network alone (best-scored play), and the search options
 (``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``) change the search.
@@ -63,9 +66,10 @@ SEARCH_OPTIONS = (
 # the search ``strong`` plays with no options (measured: README, "The strong agents"), with the
 # heuristic weights ``search_weights`` picks; simulations=0: the network alone
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
-# the tuned heuristic weights ``strong`` searches with, by scoring: only where measured better
-# (README, "The strong config"); the ``cards`` set is not used yet (its search is not measured)
-STRONG_WEIGHTS: dict[str, str] = {"collect": "collect"}
+# the heuristic weights ``strong`` searches with, by scoring (its own seat's, the other seats' in the
+# rollouts): only where measured better (README, "The strong config"); the ``cards`` set is not used
+# yet (its search is not measured)
+STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+collect")}
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
@@ -114,16 +118,19 @@ def weights_path(variant: Variant | str) -> Path:
     )
 
 
-def search_weights(variant: Variant) -> str:
-    """The heuristic weights ``strong`` searches with unless ``weights`` is given: the set of
-    ``agents.heuristic.WEIGHT_SETS`` that ``STRONG_WEIGHTS`` names for the variant's scoring, else
-    ``default``.
+def search_weights(variant: Variant) -> dict[str, str]:
+    """The heuristic weights ``strong`` searches with unless ``weights`` is given: the sets of
+    ``agents.heuristic.WEIGHT_SETS`` that ``STRONG_WEIGHTS`` names for the variant's scoring (its own
+    seat's ``weights``; ``opponent_weights``, the other seats' in the rollouts), else ``default``.
 
     >>> from bigtwo_env import load_variant
-    >>> search_weights(load_variant("hong-kong", scoring="collect")), search_weights(load_variant("taiwan"))
-    ('collect', 'default')
+    >>> search_weights(load_variant("hong-kong", scoring="collect"))
+    {'weights': 'collect', 'opponent_weights': 'default+collect'}
+    >>> search_weights(load_variant("taiwan"))
+    {'weights': 'default', 'opponent_weights': 'default'}
     """
-    return STRONG_WEIGHTS.get(variant.scoring, "default")
+    own, others = STRONG_WEIGHTS.get(variant.scoring, ("default", "default"))
+    return {"weights": own, "opponent_weights": others}
 
 
 def need_torch() -> None:
