@@ -234,15 +234,16 @@ class SearchAgent(Agent):
         # the opponents who passed on the play now on the table, in turn: each holds what it held then
         passers = [(table_seat + j) % P for j in range(1, passes + 1)] if self.infer == "passes" else []
 
-        dealt_so_far = [0]
+        dealt_so_far = 0  # samples dealt for this move: the next one takes the next set of the mix
 
         def deal(samples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             """``samples`` guesses of every seat's hand (the observer's own in column 0), the
             weight of each guess (all 1 unless ``infer="passes"``), and the opponents' weights
             in each (the sets of ``opponent_weights`` in turn)."""
+            nonlocal dealt_so_far
             mix = self.opponent_weights
-            others = mix[(dealt_so_far[0] + np.arange(samples)) % len(mix)]
-            dealt_so_far[0] += samples
+            others = mix[(dealt_so_far + np.arange(samples)) % len(mix)]
+            dealt_so_far += samples
             keys = self.rng.random((samples, len(unseen)))
             dealt = unseen[np.argsort(keys, axis=1)]
             hands = np.zeros((samples, P), dtype=np.uint64)

@@ -431,6 +431,19 @@ def test_search_plays_the_same_on_one_thread_or_two():
     )
 
 
+def test_a_mix_of_one_set_twice_searches_as_that_set():
+    """``opponent_weights=a+b`` changes only what the opponents play in each sampled deal: a mix of
+    one set twice plays every move as that set alone, and a real mix plays its own moves."""
+
+    def search(opponents):
+        return lambda v: SearchAgent(v, seed=3, simulations=40, threads=1, infer="passes", opponent_weights=opponents)
+
+    one = _decisions(search("collect"), 8, steps=10)
+    assert _decisions(search("collect+collect"), 8, steps=10) == one
+    assert _decisions(search(["collect", "collect"]), 8, steps=10) == one
+    assert _decisions(search("default+collect"), 8, steps=10) != one
+
+
 # ---------------------------------------------------------------- Engine.set_position
 
 
