@@ -142,17 +142,13 @@ MIX = "+"  # joins the names of a mix of sets: ``opponent_weights=default+collec
 
 def weight_mix(weights: np.ndarray | str | None) -> np.ndarray:
     """One or more sets of weights (M, ``NUM_WEIGHTS``): names joined by ``MIX``
-    (``"default+collect"``), a list of names, rows of numbers, or anything ``weight_set`` takes (one set);
-    ``ValueError`` naming what is wrong."""
+    (``"default+collect"``), a list of sets (names or rows of numbers), or anything ``weight_set``
+    takes (one set); ``ValueError`` naming what is wrong."""
     if isinstance(weights, str) and MIX in weights:
-        return np.stack([weight_set(name.strip()) for name in weights.split(MIX)])
-    if isinstance(weights, (list, tuple)) and weights and all(isinstance(x, str) for x in weights):
-        return np.stack([weight_set(name) for name in weights])
-    out = np.asarray(weights, dtype=object) if weights is not None and not isinstance(weights, str) else None
-    if out is not None and out.ndim == 2:
-        if len(out) == 0:
-            raise ValueError(f"weights must hold at least one set of {NUM_WEIGHTS} numbers, got none")
-        return np.stack([weight_set(row) for row in weights])
+        weights = [name.strip() for name in weights.split(MIX)]
+    sets = isinstance(weights, (list, tuple, np.ndarray)) and len(weights) > 0
+    if sets and all(isinstance(one, str) or np.ndim(one) == 1 for one in weights):
+        return np.stack([weight_set(one) for one in weights])
     return weight_set(weights)[None]
 
 

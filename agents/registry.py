@@ -128,8 +128,8 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
         )
     given = {k: options.pop(k) for k in pretrained.SEARCH_OPTIONS if k in options}
     tuned = pretrained.search_weights(variant)
-    if "weights" in given:  # the opponents in the rollouts play the given weights too, unless given
-        tuned["opponent_weights"] = given["weights"]
+    if "weights" in given:  # then the search's own default: the opponents play them too, unless given
+        del tuned["opponent_weights"]
     search = {**pretrained.SEARCH_DEFAULTS, **tuned, **given}
     if "seconds" in given and "simulations" not in given:
         del search["simulations"]  # a time budget instead of the default simulations
