@@ -155,10 +155,13 @@ def test_strong_plays_the_weights_tuned_for_the_scoring(strong_dir):
     modelled = make_agent("strong:opponent_weights=collect", load_variant("taiwan", scoring="collect"), seed=0)
     assert np.array_equal(modelled.heuristic.ctx.weights, WEIGHT_SETS["collect"])
     assert np.array_equal(modelled.opponent_weights, WEIGHT_SETS["collect"][None])
-    for scoring in ("cards", "tiered"):  # no set measured for strong there
-        other = make_agent("strong", load_variant("taiwan", scoring=scoring), seed=0)
-        assert np.array_equal(other.heuristic.ctx.weights, DEFAULT_WEIGHTS)
-        assert np.array_equal(other.opponent_weights, DEFAULT_WEIGHTS[None])
+    # under cards, its own seat plays the cards set and the opponents are modelled as the default heuristic
+    cards = make_agent("strong", "taiwan", seed=0)
+    assert np.array_equal(cards.heuristic.ctx.weights, WEIGHT_SETS["cards"])
+    assert np.array_equal(cards.opponent_weights, DEFAULT_WEIGHTS[None])
+    other = make_agent("strong", load_variant("taiwan", scoring="tiered"), seed=0)  # no set measured there
+    assert np.array_equal(other.heuristic.ctx.weights, DEFAULT_WEIGHTS)
+    assert np.array_equal(other.opponent_weights, DEFAULT_WEIGHTS[None])
 
 
 def test_strong_with_search_adds_the_networks_best_plays(strong_dir):

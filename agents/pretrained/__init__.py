@@ -6,7 +6,8 @@ network's two best plays join the heuristic's top plays as the search's candidat
 heuristic (candidates and rollouts) plays the weights tuned for the variant's scoring where
 ``STRONG_WEIGHTS`` names sets of ``agents.heuristic.WEIGHT_SETS`` for it (``search_weights``: under
 ``collect``, its own seat plays the ``collect`` set and the opponents in its rollouts are modelled
-half as ``default``, half as ``collect``); with ``weights`` given, the opponents play those too
+half as ``default``, half as ``collect``; under ``cards``, its own seat plays the ``cards`` set and
+the opponents are modelled as ``default``); with ``weights`` given, the opponents play those too
 unless ``opponent_weights`` is given as well. The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
 ``strong:simulations=0`` plays the network alone (best-scored play), and the search options
@@ -67,9 +68,10 @@ SEARCH_OPTIONS = (
 # heuristic weights ``search_weights`` picks; simulations=0: the network alone
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 # the heuristic weights ``strong`` searches with, by scoring (its own seat's, the other seats' in the
-# rollouts): only where measured better (README, "The strong config"); the ``cards`` set is not used
-# yet (its search is not measured)
-STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+collect")}
+# rollouts): only where measured better (README, "The strong config"). Under ``collect`` the default
+# model of the opponents alone lost to searching tables, so it is mixed with the tuned set; under
+# ``cards`` (taiwan) the default model alone beat both heuristics and searchers
+STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+collect"), "cards": ("cards", "default")}
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
@@ -127,6 +129,8 @@ def search_weights(variant: Variant) -> dict[str, str]:
     >>> search_weights(load_variant("hong-kong", scoring="collect"))
     {'weights': 'collect', 'opponent_weights': 'default+collect'}
     >>> search_weights(load_variant("taiwan"))
+    {'weights': 'cards', 'opponent_weights': 'default'}
+    >>> search_weights(load_variant("japan"))
     {'weights': 'default', 'opponent_weights': 'default'}
     """
     own, others = STRONG_WEIGHTS.get(variant.scoring, ("default", "default"))
