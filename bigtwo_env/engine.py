@@ -28,7 +28,6 @@ True
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,13 +39,14 @@ import numpy as np
 from . import kernels as K
 from .actions import ActionTable, action_table
 from .cards import card_texts, cards_to_mask, parse_cards
+from .checks import check_count, usable_cores
 from .combos import PLAY_SIZES
 from .observation import OBS_VERSION, obs_size, observe_all
 from .seeds import seed_array
 from .variant import Variant, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
-THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+THREADS = max(1, min(4, usable_cores()))
 _POOL: ThreadPoolExecutor | None = None
 
 
@@ -177,10 +177,9 @@ class Engine:
         autoreset: bool = False,
         threads: int | None = None,
     ) -> None:
-        if not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-        if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
-            raise ValueError(f"threads must be a positive integer or None (one per core), got {threads!r}")
+        check_count("num_games", num_games)
+        if threads is not None:
+            check_count("threads", threads, "or None: one per core")
         self.variant = variant if isinstance(variant, Variant) else load_variant(variant)
         self.table = action_table(self.variant)
         self.rules = make_rules(self.variant, self.table)
