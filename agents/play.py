@@ -2,7 +2,7 @@
 
 Without ``--opponents`` every other seat is ``strong``, the trained agent shipped for the variant
 (``agents.pretrained``), where one is shipped and loads for these rules; ``heuristic`` otherwise.
-The start-up text says which, and why not ``strong`` (``default_opponent``).
+The start-up text says which, and why not ``strong`` (``agents.registry.default_opponent``).
 
 Every turn of yours shows your hand sorted low to high and numbered (``1:3C 2:5D ...``), what
 the others played this trick, the play to beat and how many cards each seat holds. Type
@@ -43,9 +43,8 @@ from bigtwo_env.cards import Card, parse_cards
 from bigtwo_env.game import Game
 from bigtwo_env.variant import Variant
 
-from . import pretrained
 from .base import Agent
-from .registry import make_agent, make_agent_from_spec, parse_agent_list
+from .registry import default_opponent, make_agent_from_spec, parse_agent_list
 
 HELP = """\
 How to play a turn:
@@ -61,18 +60,6 @@ How to play a turn:
 Your hand is shown sorted, lowest first; a plain number is always a card of your hand.
 When pass is your only legal play, the game passes for you and says so."""
 _NUMBER = re.compile(r"[0-9]+")  # a hand position or a list number: ASCII digits only ('²' is no number)
-
-
-def default_opponent(variant: Variant) -> tuple[str, str]:
-    """The default opponent for ``variant`` and a line saying which: ``strong`` where its weights
-    are shipped and load for these rules (with torch), else ``heuristic`` with the reason."""
-    try:
-        if not pretrained.has_weights(variant):
-            return "heuristic", f"Opponents: heuristic (no trained agent is shipped for {variant.name})."
-        make_agent(pretrained.STRONG, variant, seed=0)
-    except ValueError as exc:  # a BIGTWO_PRETRAINED_DIR that is no folder, other rules, no torch
-        return "heuristic", f"Opponents: heuristic ({exc})."
-    return pretrained.STRONG, f"Opponents: strong, the trained agent shipped for {variant.name}."
 
 
 def agent_label(spec: str | Agent) -> str:

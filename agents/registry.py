@@ -268,3 +268,15 @@ def load_agent(path: str | Path, variant: Variant | str, seed: int | None = None
         f"{str(path)!r} is not a checkpoint any loader knows; known suffixes: {', '.join(known_suffixes()) or 'none'} "
         f"(loaders come from register_loader or the {LOADER_GROUP!r} entry points of installed packages)"
     )
+
+
+def default_opponent(variant: Variant) -> tuple[str, str]:
+    """The default opponent for ``variant`` and a line saying which: ``strong`` where its weights
+    are shipped and load for these rules (with torch), else ``heuristic`` with the reason."""
+    try:
+        if not pretrained.has_weights(variant):
+            return "heuristic", f"Opponents: heuristic (no trained agent is shipped for {variant.name})."
+        make_agent(pretrained.STRONG, variant, seed=0)
+    except ValueError as exc:  # a BIGTWO_PRETRAINED_DIR that is no folder, other rules, no torch
+        return "heuristic", f"Opponents: heuristic ({exc})."
+    return pretrained.STRONG, f"Opponents: strong, the trained agent shipped for {variant.name}."

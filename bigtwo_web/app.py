@@ -45,8 +45,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agents.base import Agent
-from agents.play import default_opponent
-from agents.registry import AGENTS, make_agent
+from agents.registry import AGENTS, default_opponent, make_agent
 from bigtwo_env.game import Game
 from bigtwo_env.record import game_from_record
 from bigtwo_env.variant import Variant, load_variant, variant_names, yaml_mapping

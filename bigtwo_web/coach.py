@@ -26,8 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.play import default_opponent
-from agents.registry import make_agent
+from agents.registry import default_opponent, make_agent
 from agents.search import SearchAgent
 from bigtwo_env.game import Game
 from bigtwo_env.variant import Variant
