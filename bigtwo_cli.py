@@ -10,9 +10,9 @@
     bigtwo serve-bench ...       load benchmark of the web table
     bigtwo --version             the installed version
 
-This module sits above the three packages: the rules (``bigtwo_env``), the agents (``agents``)
-and the trainers (``train``). Each subcommand lives with the code it runs and is added here by
-its package's ``register`` function; handlers import what they need when they run, so start-up
+This module sits above the packages: the rules (``bigtwo_env``), the agents (``agents``), the
+arena (``arena``), the trainers (``train``) and the web table (``bigtwo_web``). Each subcommand
+lives with the code it runs and is added here by its package's ``register`` function; handlers import what they need when they run, so start-up
 imports no torch, and ``bigtwo train`` says which extra to install when torch is missing.
 ``python -m bigtwo_cli`` runs the same command.
 """
@@ -25,6 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from agents.cli import register as register_agent_commands
+from arena.cli import register as register_arena_commands
 from bigtwo_env import __version__
 from bigtwo_env.bench import register as register_bench
 from bigtwo_env.variants_command import register as register_variants
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     register_variants(sub)
     register_bench(sub)
+    register_arena_commands(sub)
     register_agent_commands(sub)
     register_train(sub)
     register_web(sub)

@@ -6,10 +6,11 @@
 | ``greedy``, ``heuristic``, ``search`` | the baseline agents |
 | ``registry`` | a name or a checkpoint path as an agent: ``make_agent``, options, agent lists, loaders |
 | ``pretrained`` | the shipped trained weights behind ``strong`` (one file per variant), their folder and provenance |
-| ``tournament``, ``rating`` | duplicate-deal tournaments and Bradley-Terry ratings |
-| ``ladder`` | every shipped agent rated on a variant, as a Markdown table (``bigtwo ladder``) |
 | ``play`` | a human against agents in the terminal |
-| ``cli`` | the ``bigtwo tournament``, ``bigtwo ladder`` and ``bigtwo play`` subcommands |
+| ``cli`` | the ``bigtwo play`` subcommand, and the note a first run prints while the kernels compile |
+
+Tournaments, ratings, the ladder, move timing and the heuristic's tuning play agents against each
+other: they are the arena's (``arena``), above this package.
 
 ``make_agent(name_or_path, variant, seed=None, **options)`` builds any of them (see
 ``agents.registry`` for the names, their options and checkpoint loaders):

@@ -102,12 +102,12 @@ DEFAULT_WEIGHTS = np.array(
     dtype=np.float64,
 )
 # Named sets of weights (``heuristic:weights=NAME``, ``search:weights=NAME``); each tuned set is
-# what the ``bigtwo tune`` search (agents.tune) in its comment finds from DEFAULT_WEIGHTS.
+# what the ``bigtwo tune`` search (arena.tune) in its comment finds from DEFAULT_WEIGHTS.
 WEIGHT_SETS: dict[str, np.ndarray] = {
     "default": DEFAULT_WEIGHTS,
     # bigtwo tune --variant hong-kong --set scoring=collect (3,000 deals, seed 101, 3 rounds), found by
     # a script copy of that search before it was the command; its +8.80 a game in one seat against
-    # three default heuristics replays exactly with agents.tune.payoff_against
+    # three default heuristics replays exactly with arena.tune.payoff_against
     "collect": np.array(
         [0.15, 4.5, 4, 2, 0.15, 0.6, 1.2, 8, 0.8, 1.5, 2, -1, 0.8, 8, 1.2, 20, 8.4, 2, 0.7, 3, -0.1, 2, 0.5],
         dtype=np.float64,
@@ -928,7 +928,7 @@ class HeuristicAgent(Agent):
     """The rule-based planner above; deterministic (``seed`` is accepted and unused).
 
     ``weights``: a name of ``WEIGHT_SETS`` or ``NUM_WEIGHTS`` numbers replacing ``DEFAULT_WEIGHTS``
-    (``agents.tune`` finds them)."""
+    (``arena.tune`` finds them)."""
 
     name = "heuristic"
 

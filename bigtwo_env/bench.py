@@ -28,6 +28,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .cli_options import add_variant
+
 BATCHES = (1, 64, 1024, 4096)
 
 
@@ -158,7 +160,7 @@ def _handle(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="engine and environment speeds on this machine")
-    p.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
+    add_variant(p)
     p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is shown (default 5)")
     p.add_argument("--quick", action="store_true", help="shorter runs (a smoke check, noisier figures)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

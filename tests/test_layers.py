@@ -1,7 +1,9 @@
 """The layers of README.md's architecture picture, checked on the imports themselves.
 
-``bigtwo_env`` (rules, engine, environments) imports neither ``agents`` nor ``train``;
-``agents`` does not import ``train``; nothing but the command imports ``bigtwo_cli``. Upper layers
+``bigtwo_env`` (rules, engine, environments) imports no other package of the project; ``agents``
+imports only the rules; ``arena`` (tournaments, ratings, evaluation) the agents and the rules;
+``train`` and ``bigtwo_web`` sit on top and do not import each other; nothing but the command
+imports ``bigtwo_cli``. Upper layers
 reach lower ones through entry points (``bigtwo.agent_loaders``, ``bigtwo.agent_factory``), so a
 lower layer never names an upper one, even lazily inside a function.
 """
@@ -16,8 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # package -> packages of this project it must never import
 FORBIDDEN = {
-    "bigtwo_env": {"agents", "train", "bigtwo_web", "bigtwo_cli"},
-    "agents": {"train", "bigtwo_web", "bigtwo_cli"},
+    "bigtwo_env": {"agents", "arena", "train", "bigtwo_web", "bigtwo_cli"},
+    "agents": {"arena", "train", "bigtwo_web", "bigtwo_cli"},
+    "arena": {"train", "bigtwo_web", "bigtwo_cli"},
     "train": {"bigtwo_web", "bigtwo_cli"},
     "bigtwo_web": {"train", "bigtwo_cli"},
 }
@@ -71,7 +74,7 @@ def test_the_main_job_and_the_engine_do_not_need_ray(tmp_path: Path) -> None:
     script = f"""
 import sys
 sys.modules["ray"] = None  # import ray now raises ImportError
-import bigtwo_env, agents, agents.tournament, train.loop, train.ppo, train.dmc, train.cli, bigtwo_cli
+import bigtwo_env, agents, arena.tournament, train.loop, train.ppo, train.dmc, train.cli, bigtwo_cli
 from bigtwo_cli import main
 code = main(["train", "--set", "runs_dir={tmp_path}", "--set", "run_name=t", "--set", "total_timesteps=64",
              "--set", "num_envs=8", "--set", "num_steps=8", "--set", "final_eval_deals=0", "--set", "eval_every=0",
@@ -85,11 +88,11 @@ assert main(["tournament", "--ray", "local", "--agents", "random,random,random,r
     assert done.stderr.count("install the ray extra: pip install 'bigtwo[ray]'") == 2
 
 
-RAY_MODULES = {"agents/cluster.py", "train/ray_actors.py", "train/ray_bench.py", "train/rllib_example.py"}
+RAY_MODULES = {"arena/cluster.py", "train/ray_actors.py", "train/ray_bench.py", "train/rllib_example.py"}
 
 
 def test_only_the_ray_modules_import_ray() -> None:
-    """Ray (the optional ``ray`` extra) is imported by its own modules only (``agents.cluster`` lazily)."""
+    """Ray (the optional ``ray`` extra) is imported by its own modules only (``arena.cluster`` lazily)."""
     users = {
         str(m.relative_to(ROOT))
         for package in FORBIDDEN

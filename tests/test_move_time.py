@@ -8,7 +8,7 @@ import pytest
 
 import bigtwo_cli
 from agents import GreedyAgent
-from agents.move_time import WARM_UP_GAMES, measure_move_times
+from arena.move_time import WARM_UP_GAMES, measure_move_times
 
 
 class CountingGreedy(GreedyAgent):

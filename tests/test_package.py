@@ -159,7 +159,7 @@ def test_installed_wheel_plays_its_shipped_strong_agents(installed_wheel: Path, 
     code = """
 import json, agents
 from agents import make_agent, pretrained
-from agents.tournament import run_tournament
+from arena.tournament import run_tournament
 out = {"dir": str(pretrained.pretrained_dir()), "shipped": pretrained.shipped_variants()}
 for v in ("hong-kong", "taiwan"):
     make_agent("strong", v)  # the searched agent loads too

@@ -82,7 +82,7 @@ def test_export_command(trained_run, tmp_path, capsys):
 
 
 def test_strong_loads_by_variant_name_and_plays_a_tournament(strong_dir):
-    from agents.tournament import run_tournament
+    from arena.tournament import run_tournament
 
     assert shipped_variants() == ["taiwan"] and has_weights("taiwan") and not has_weights("japan")
     from agents.pretrained import SEARCH_DEFAULTS

@@ -1,6 +1,6 @@
 """On Ray: distributed training that learns, a killed actor replaced, resume after a driver kill,
 tournaments identical to the local run, and the RLlib example (``train.ray_actors``,
-``agents.cluster``, ``train.rllib_example``).
+``arena.cluster``, ``train.rllib_example``).
 
 Every test runs on one local Ray cluster of 2 CPUs, started once for the module
 (``ray.init(num_cpus=2)``) and shut down after it. Ray is in the ``all`` extra, so CI runs these.
@@ -21,7 +21,7 @@ ray = pytest.importorskip("ray")
 
 from conftest import tiny_training_config  # noqa: E402
 
-from agents.tournament import run_tournament  # noqa: E402
+from arena.tournament import run_tournament  # noqa: E402
 from train import checkpoint as ckpt  # noqa: E402
 from train import make_config, run_training  # noqa: E402
 from train.gate import BatchGate  # noqa: E402

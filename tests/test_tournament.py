@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from agents.base import Agent, RandomAgent
-from agents.rating import ELO_SCALE, fit_bradley_terry, rate_deals
-from agents.tournament import entry_names, mean_ci, run_tournament
+from arena.rating import ELO_SCALE, fit_bradley_terry, rate_deals
+from arena.tournament import entry_names, mean_ci, run_tournament
 from bigtwo_cli import main
 from bigtwo_env import load_variant
 

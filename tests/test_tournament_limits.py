@@ -15,8 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import rating as R
-from agents.tournament import _Chunk, play_chunk, run_tournament
+from arena import rating as bradley_terry
+from arena.chunk import play_chunk
+from arena.deals import Chunk
+from arena.tournament import run_tournament
 from bigtwo_cli import main
 from bigtwo_env import load_variant
 
@@ -50,16 +52,16 @@ def test_sparse_fit_matches_the_dense_fit():
     wins = rng.integers(0, 6, size=(k, k)).astype(np.float64) * (rng.random((k, k)) < 0.3)
     np.fill_diagonal(wins, 0)
     a, b = np.nonzero(wins)
-    sparse = R.fit_bradley_terry_pairs(a, b, wins[a, b], k)
-    np.testing.assert_allclose(sparse, R.fit_bradley_terry(wins), atol=1e-8)
+    sparse = bradley_terry.fit_bradley_terry_pairs(a, b, wins[a, b], k)
+    np.testing.assert_allclose(sparse, bradley_terry.fit_bradley_terry(wins), atol=1e-8)
     with pytest.raises(ValueError, match="prior > 0"):
-        R.fit_bradley_terry_pairs(a, b, wins[a, b], k, prior=0.0)
+        bradley_terry.fit_bradley_terry_pairs(a, b, wins[a, b], k, prior=0.0)
 
 
 def test_rate_tables_dense_and_sparse_paths_agree(monkeypatch):
     result = run_tournament(TAIWAN, ["random", "greedy"] * 5, deals=80, seed=2, workers=1, progress=False, rating=True)
     dense = {s.name: (s.rating, s.rating_se) for s in result.stats}
-    monkeypatch.setattr(R, "MAX_DENSE_AGENTS", 4)  # 10 agents: the pairs that met
+    monkeypatch.setattr(bradley_terry, "MAX_DENSE_AGENTS", 4)  # 10 agents: the pairs that met
     sparse = {
         s.name: (s.rating, s.rating_se)
         for s in run_tournament(
@@ -84,8 +86,8 @@ def test_rate_tables_equals_rate_deals():
         for j in range(p):
             dense[np.arange(d), tables[:, i], tables[:, j]] += pairs_at[:, i, j]
     for bootstrap in (0, 25):
-        a = R.rate_tables(tables, pairs_at, k, bootstrap=bootstrap, seed=5)
-        b = R.rate_deals(dense, bootstrap=bootstrap, seed=5)
+        a = bradley_terry.rate_tables(tables, pairs_at, k, bootstrap=bootstrap, seed=5)
+        b = bradley_terry.rate_deals(dense, bootstrap=bootstrap, seed=5)
         np.testing.assert_array_equal(a.rating, b.rating)
         np.testing.assert_array_equal(a.se, b.se)
         assert a.method == b.method
@@ -97,7 +99,7 @@ def test_rate_tables_equals_rate_deals():
 def test_progress_moves_within_a_chunk_and_changes_nothing():
     deals = 12
     seeds = np.random.SeedSequence([0, 0xB162]).generate_state(deals, dtype=np.uint64)
-    chunk = _Chunk(0, TAIWAN, ["random"] * 4, seeds, np.tile(np.arange(4), (deals, 1)), 0, False)
+    chunk = Chunk(0, TAIWAN, ["random"] * 4, seeds, np.tile(np.arange(4), (deals, 1)), 0, False)
     told: list[int] = []
     with_report = play_chunk(chunk, report=told.append)
     without = play_chunk(chunk)

@@ -560,7 +560,7 @@ def test_ppo_learns_to_beat_random(tmp_path):
 def test_evaluation_table_names_the_variants_scoring() -> None:
     """The report under the final evaluation says how the payoffs were paid (not always cards)."""
     from agents import make_agent
-    from train.evaluate import evaluate, format_table
+    from arena.evaluate import evaluate, format_table
 
     for scoring, words in (("collect", "collect scoring: each loser pays the winner"), ("cards", "cards scoring")):
         variant = load_variant("hong-kong", scoring=scoring)

@@ -11,8 +11,8 @@ import pytest
 import bigtwo_cli
 from agents import heuristic as H
 from agents.registry import make_agent
-from agents.tournament import run_tournament
-from agents.tune import FACTORS, candidate_values, payoff_against, tune_weights
+from arena.tournament import run_tournament
+from arena.tune import FACTORS, candidate_values, payoff_against, tune_weights
 from bigtwo_env import load_variant
 
 

@@ -32,7 +32,6 @@ this package itself imports no torch: the training API below is loaded on first 
 | ``export`` | a finished run's checkpoint as a policy-only file for the shipped ``strong`` agent (``python -m train.export``) |
 | ``checkpoint`` | checkpoint layout and resume state (env, RNGs, which config changes resume allows), atomic writes, ``weights_only`` loading verified by checksum and layout, the newest intact checkpoint of a run |
 | ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (the ``.pt`` loader ``agents.make_agent`` finds by entry point) |
-| ``evaluate`` | duplicate tournaments (``agents.tournament``) of a trained agent against baselines |
 | ``signals`` | SIGTERM and SIGINT end a run with a final checkpoint (exit status 128 + the signal) |
 | ``cli`` | the ``bigtwo train`` subcommand |
 

@@ -23,6 +23,8 @@ import argparse
 import importlib.util
 from pathlib import Path
 
+from bigtwo_env.cli_options import add_ray
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -50,13 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest intact checkpoint")
     p.add_argument("--fields", action="store_true", help="list every config field with its description, then exit")
-    p.add_argument(
-        "--ray",
-        metavar="local|auto|ADDRESS",
-        default=None,
-        help="rollout actors on a Ray cluster: local (started for the run), auto (the one `ray start` joined) "
-        "or its address; needs the ray extra",
-    )
+    add_ray(p, "rollout actors")
     p.set_defaults(func=_train)
 
 
@@ -99,7 +95,7 @@ def _train(args: argparse.Namespace) -> int:
             print(f"{name:<20} {default!r:<14} {docs.get(name, '')} Allowed: {allowed_values(name)}.")
         return 0
     if args.ray is not None:
-        from agents.cluster import check_address, need_ray
+        from arena.cluster import check_address, need_ray
 
         check_address(args.ray)
         need_ray()

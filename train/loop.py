@@ -379,7 +379,7 @@ def run_training(cfg: TrainConfig, ray: str | None = None) -> RunResult:
     with signals.stop_requests():
         if ray is None:
             return train(cfg)
-        from agents.cluster import connect
+        from arena.cluster import connect
 
         from .ray_actors import RayRollouts
 

@@ -24,7 +24,7 @@ an illegal play with a ``ValueError`` naming it.
 **Playing it.** ``RLlibAgent`` wraps the trained module as a bigtwo ``Agent``: for a batch of
 rows it builds each row's dense mask from its legal ids, runs the module's inference forward
 pass and plays the best-scored legal play. So it sits at a tournament table like any agent
-(``agents.tournament.run_tournament``, with ``workers=1``: it is an object, not a name).
+(``arena.run_tournament``, with ``workers=1``: it is an object, not a name).
 
 The network here is RLlib's default MLP with a dense 19,895-way head (RLlib's module knows
 nothing of our legal-plays-only scorer), so it learns slowly: a few iterations show the
@@ -53,7 +53,7 @@ from ray.tune.registry import register_env
 
 import bigtwo_env
 from agents.base import Agent
-from agents.tournament import TournamentResult, run_tournament
+from arena import TournamentResult, run_tournament
 from bigtwo_env.variant import Variant, load_variant
 
 ENV_NAME = "bigtwo_masked"
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--iterations and --deals must be at least 1")
     import ray
 
-    from agents.cluster import connect
+    from arena.cluster import connect
 
     s = Settings(variant=args.variant, seed=args.seed)
     with connect("local"):

@@ -38,10 +38,11 @@ from typing import Any
 
 import torch
 
+from arena.evaluate import Evaluation, evaluate, format_table
+
 from . import checkpoint as ckpt
 from . import provenance
 from .config import TrainConfig, to_yaml
-from .evaluate import Evaluation, evaluate, format_table
 from .networks import ActionScorer
 from .policy_agent import check_obs_version
 

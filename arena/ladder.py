@@ -8,9 +8,9 @@
 The field (``ladder_agents``): ``random``, ``greedy``, ``heuristic``, ``search:simulations=N``
 (``--simulations``, default 200), ``strong`` and its network alone (``strong:simulations=0``)
 when trained weights are shipped for the variant (``agents.pretrained``), then any ``--agents`` (names or checkpoint paths). It plays one
-duplicate tournament (``agents.tournament``): each deal seats a table of the variant's number
+duplicate tournament (``arena.tournament``): each deal seats a table of the variant's number
 of players drawn from the field by the seed and plays it in every rotation, and the
-Bradley-Terry fit on pairwise finishing order (``agents.rating``, bootstrap over deals) puts
+Bradley-Terry fit on pairwise finishing order (``arena.rating``, bootstrap over deals) puts
 everyone on one Elo scale, mean 0.
 
 The table (``Ladder.markdown``), best rating first:
@@ -40,12 +40,15 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents import pretrained
+from agents.registry import make_agent
+from bigtwo_env.checks import check_count
 from bigtwo_env.settings import parse_settings
 from bigtwo_env.variant import Variant, load_variant, variant_names
 
-from . import pretrained
-from .registry import make_agent
-from .tournament import Z95, AgentStats, TournamentResult, run_tournament
+from .results import AgentStats, TournamentResult
+from .stats import Z95
+from .tournament import run_tournament
 
 BASELINES = ("random", "greedy", "heuristic")
 DEFAULT_DEALS = 2000
@@ -58,8 +61,7 @@ def ladder_agents(
 ) -> list[str]:
     """The field of a ladder on ``variant``: the baselines, search with ``simulations`` per move,
     ``strong`` and its network alone when weights are shipped for the variant, then ``extra``."""
-    if not isinstance(simulations, int) or isinstance(simulations, bool) or simulations < 1:
-        raise ValueError(f"simulations (search's budget per move) must be a positive integer, got {simulations!r}")
+    check_count("simulations", simulations, "search's budget per move")
     field = [*BASELINES, f"search:simulations={simulations}"]
     if pretrained.has_weights(load_variant(variant)):
         field += [pretrained.STRONG, f"{pretrained.STRONG}:simulations=0"]

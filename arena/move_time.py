@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.base import Agent
+from agents.registry import make_agent, make_agent_from_spec
+from bigtwo_env.checks import check_count
 from bigtwo_env.engine import Engine
 from bigtwo_env.variant import Variant, load_variant
-
-from .base import Agent
-from .registry import make_agent, make_agent_from_spec
 
 WARM_UP_GAMES = 1
 
@@ -64,12 +64,6 @@ class MoveTimes:
         }
 
 
-def _check_count(name: str, value: object) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def measure_move_times(
     variant: str | Variant,
     agent: str | Agent,
@@ -79,7 +73,7 @@ def measure_move_times(
     **overrides: object,
 ) -> MoveTimes:
     """Time every decision of ``agent`` over ``games`` games (see the module docstring)."""
-    games = _check_count("games", games)
+    games = check_count("games", games)
     var = load_variant(variant, **overrides)
     me = make_agent_from_spec(agent, var, seed=seed)
     others = [make_agent(opponents, var, seed=seed + 1 + k) for k in range(var.players - 1)]

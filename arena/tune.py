@@ -1,10 +1,13 @@
 """Tune the heuristic's weights for a variant and its scoring: coordinate search on duplicate deals.
 
+It lives in the arena, not beside the heuristic in ``agents``: tuning is playing tournaments, and
+the agents never import the arena (that would make the two packages a circle).
+
 ``bigtwo tune --variant hong-kong --set scoring=collect`` starts from ``DEFAULT_WEIGHTS`` (or
 ``start``) and, in each of ``rounds`` rounds, visits the weights in order. For each weight it
 tries a few other values, each in one seat against ``players - 1`` copies of the opponents'
 weights (``DEFAULT_WEIGHTS`` unless ``opponents`` is given), on the same ``deals`` duplicate
-deals of ``seed`` (``agents.tournament``: every deal in every seat rotation). The best value is
+deals of ``seed`` (``arena.tournament``: every deal in every seat rotation). The best value is
 kept when it scores more than ``min_gain`` a game above the current weights there. The values:
 
 * a whole-number weight (``WHOLE``: a rank, a number of plays or cards): ``v - 2 .. v + 2``;
@@ -32,11 +35,12 @@ from typing import Any
 
 import numpy as np
 
+from agents import heuristic as H
+from agents.heuristic import NUM_WEIGHTS
 from bigtwo_env.variant import Variant, load_variant
 
-from . import heuristic as H
-from .heuristic import NUM_WEIGHTS
-from .tournament import _end_workers, run_tournament
+from .pool import end_workers
+from .tournament import run_tournament
 
 FACTORS = (0.5, 0.75, 1.33, 2.0)  # a real weight's candidates: its value times each
 ZERO_STEPS = (0.1, 0.3, 1.0, -0.1)  # a weight at 0: these
@@ -153,7 +157,7 @@ def tune_weights(
                     bar.update(1)
     except BaseException:
         if pool is not None:
-            _end_workers(pool)
+            end_workers(pool)
             pool = None
         raise
     finally:

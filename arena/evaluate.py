@@ -1,7 +1,7 @@
 """Evaluation of a trained agent: duplicate-deal tournaments against baseline agents.
 
 For each opponent the table is the trained agent at one seat and ``players - 1`` copies of the
-opponent (``agents.tournament.run_tournament``): every deal is played once per rotation, so
+opponent (``arena.tournament.run_tournament``): every deal is played once per rotation, so
 the trained agent holds every seat's cards once per deal and luck largely cancels. Reported
 per opponent: the trained agent's mean payoff per game with its 95% interval over deals, its
 win rate, and the same for the opponent copies; ``beats`` is true when the trained agent's
@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Agent
-from agents.tournament import TournamentResult, run_tournament
+from agents.registry import make_agent
 from bigtwo_env.variant import SCORING_SUMMARY, Variant
 
-from .league import make_baseline
+from .results import TournamentResult
+from .tournament import run_tournament
 
 
 @dataclass
@@ -73,7 +74,7 @@ def evaluate(
     for i, name in enumerate(opponents):
         if isinstance(agent, Agent):
             others: list[Agent | str] = [
-                make_baseline(name, variant, seed=seed + 101 * (i + 1) + s) for s in range(1, variant.players)
+                make_agent(name, variant, seed=seed + 101 * (i + 1) + s) for s in range(1, variant.players)
             ]
             entries: list[Agent | str] = [agent, *others]
             workers = 1

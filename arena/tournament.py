@@ -1,0 +1,321 @@
+"""Duplicate-deal tournaments: agents play the same cards from every seat, so luck cancels out.
+
+    bigtwo tournament --variant taiwan --agents heuristic,random,random,random --deals 2000
+
+**Duplicate deals.** A deal is one seed: the cards of every game of a match come from it. With
+``P`` seats and a table of ``P`` agents, each deal is played ``P`` times (rotations): in rotation
+``r`` the table's agent ``i`` sits at seat ``(i + r) % P``. Every agent so holds every seat's
+cards once per deal. An agent listed twice is two entries (``random``, ``random#2``).
+
+**More agents than seats.** Each deal seats a table of ``P`` distinct agents, sampled from the
+tournament seed, and plays it duplicate as above. Mean payoffs then depend on the opponents
+drawn; the rating (below) puts everyone on one scale.
+
+**Batched play.** Deals are split into chunks of ``chunk_deals`` deals; a chunk is one
+``Engine`` with ``chunk_deals * P`` matches. Each step asks every agent at once for all the
+rows where it is to act (rows whose match is over sit out with -1). Chunks run in worker
+processes (``multiprocessing`` 'spawn'), agents built there from their names or paths by
+``make_agent``; ``Agent`` objects are accepted only with ``workers=1``. Agent seeds derive from
+(seed, chunk, entry), deal seeds from (seed, deal): the result depends on ``seed`` and
+``chunk_deals``, never on ``workers``; more deals extend a run (its first deals play as before).
+The progress bar moves while a chunk plays (each chunk reports whole deals' worth of play as its
+matches advance; workers through a queue), with the time left; reporting changes nothing played.
+SIGTERM and Ctrl-C end a run with its worker processes (``KeyboardInterrupt``; the command exits
+with status 130), and a worker whose parent died exits by itself. With ``ray`` (``bigtwo tournament
+--ray local|auto|ADDRESS``, the ``ray`` extra) the chunks are Ray tasks on that cluster instead
+(``arena.cluster``): the same chunks, so exactly the same result as the local run; agents by
+name or by a checkpoint path that every node can read.
+
+**Many agents.** Results are kept per deal and table position (``payoff_at``, ``games_at``,
+``wins_at``, ``(deals, P)``, with ``tables``), and ratings use only the pairs that met
+(``arena.rating.rate_tables``), so memory follows the games played: thousands of agents with
+a few deals cost little. ``payoff``, ``games_per_deal`` and ``wins`` are the ``(deals, K)`` views,
+built on demand.
+
+**Statistics, per agent.**
+
+- ``mean_payoff``: the payoff per game, averaged over deals. For deal ``d`` let ``x_d`` be the
+  agent's payoffs summed over its rotations of that deal, divided by the games it played
+  there. ``mean_payoff = mean(x_d)`` over the ``n`` deals it played, and the 95% confidence
+  interval is ``mean ± 1.96 * sd(x_d) / sqrt(n)`` (``sd`` with ``n - 1``; normal
+  approximation; ``None`` when ``n < 2``). Treating the deal, not the game, as the unit keeps
+  the interval honest: the rotations of one deal share its cards.
+- ``margin``: the agent's lead over its table, paired by deal: in each deal it played, its
+  payoff per game there less the mean payoff per game of the other table positions, averaged
+  over its deals, with the same kind of interval. Luck that every seat shares cancels in the
+  difference, so this is the interval to read for "A beats B head to head" (one A against
+  copies of B), and it matters under scorings that are not zero-sum (``cards``: every loser
+  pays and nobody collects). Under a zero-sum scoring it is ``mean_payoff * P / (P - 1)``.
+- ``win_rate``: games won / games played. ``games``: games played.
+- ``ms_per_move``: wall time inside the agent's ``act`` calls divided by the moves it made
+  (batched calls, so this is the amortised cost of one move).
+- ``rating`` / ``rating_se`` (with more agents than seats, or ``rating=True``): Bradley-Terry
+  on pairwise finishing comparisons, Elo scale, bootstrap over deals; see ``arena.rating``.
+
+>>> result = run_tournament("taiwan", ["random", "random"], deals=4, seed=0, workers=1,
+...                         progress=False, players=2)
+>>> sorted(result.to_dict()["agents"])
+['random', 'random#2']
+>>> result.games
+8
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.registry import make_agent_from_spec
+from bigtwo_env.checks import check_count, is_whole, usable_cores
+from bigtwo_env.variant import Variant, load_variant
+
+from .chunk import ChunkResult, play_chunk, spec_name
+from .deals import DEFAULT_CHUNK_DEALS, Chunk, deal_seeds, derive_seed, seat_tables
+from .pool import default_workers, play_in_workers, signals_end_the_run
+from .rating import MAX_DENSE_AGENTS, rate_tables
+from .results import AgentStats, TournamentResult
+from .stats import mean_ci, table_margins
+
+
+def entry_names(specs: Sequence[str | Agent]) -> list[str]:
+    """Display names of the entries; a name seen before gets ``#2``, ``#3``, ..."""
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for spec in specs:
+        base = spec_name(spec)
+        seen[base] = seen.get(base, 0) + 1
+        names.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+    return names
+
+
+def run_tournament(
+    variant: Variant | str,
+    agents: Sequence[str | Agent],
+    deals: int = 1000,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: bool = True,
+    *,
+    chunk_deals: int | None = None,
+    rating: bool | None = None,
+    bootstrap: int = 200,
+    save_games: str | Path | None = None,
+    ray: str | None = None,
+    **overrides: Any,
+) -> TournamentResult:
+    """Play ``deals`` duplicate deals between ``agents`` (names, checkpoint paths, or ``Agent``
+    objects with ``workers=1``) and summarise; see the module docstring.
+
+    ``variant``: a name, YAML path or ``Variant``; ``overrides`` change its fields
+    (``players=3``). ``workers``: processes (default ``min(2, cores)``; 1 = in this process).
+    ``rating``: fit Bradley-Terry ratings (default: when there are more agents than seats);
+    ``bootstrap``: resamples of the deals for the ratings' errors (0: Hessian errors).
+    ``progress``: a bar on stderr that moves as deals are played, with an estimate of the time
+    left. SIGTERM and Ctrl-C end the run and its worker processes (``KeyboardInterrupt``).
+    ``save_games``: a folder to write every match to as a game record (``bigtwo_env.record``),
+    one file per deal and rotation, ``deal000012-rot1.json``.
+    ``ray``: ``local``, ``auto`` or a cluster address: the chunks run as tasks on that Ray cluster
+    (``arena.cluster``; ``workers`` is then unused), with the same result.
+    """
+    var = load_variant(variant, **overrides)
+    specs = list(agents)
+    workers = _check_arguments(var, specs, deals, seed, workers, chunk_deals, bootstrap, ray)
+    k, has_objects = len(specs), any(isinstance(s, Agent) for s in specs)
+    names = entry_names(specs)
+    fit = (k > var.players) if rating is None else bool(rating)
+    if fit and bootstrap == 0 and k > MAX_DENSE_AGENTS:
+        raise ValueError(
+            f"Hessian rating errors (bootstrap 0) need a {k} x {k} matrix: at most {MAX_DENSE_AGENTS} agents; "
+            "use bootstrap > 0"
+        )
+    # Build the agents here: bad names fail now, not in a worker, and objects get used. Names are
+    # only checked (one build per distinct name), so thousands of entries cost no more than a few.
+    if has_objects:
+        local_agents = [make_agent_from_spec(s, var, seed=derive_seed(seed, 2**32, e)) for e, s in enumerate(specs)]
+    else:
+        first = {s: e for e, s in reversed(list(enumerate(specs)))}
+        for s, e in first.items():
+            make_agent_from_spec(s, var, seed=derive_seed(seed, 2**32, e))
+        local_agents = None
+
+    tables = seat_tables(seed, deals, k, var.players)
+    chunk_deals = DEFAULT_CHUNK_DEALS if chunk_deals is None else int(chunk_deals)
+    if save_games is not None:
+        if Path(save_games).exists() and not Path(save_games).is_dir():
+            raise ValueError(f"save_games must be a folder, but {str(save_games)!r} is a file")
+        Path(save_games).mkdir(parents=True, exist_ok=True)
+    engine_threads = 1 if ray is not None else None if workers == 1 else max(1, usable_cores() // workers)
+    seeds = deal_seeds(seed, deals)
+    chunks = [
+        Chunk(
+            i,
+            var,
+            [s if isinstance(s, Agent) else str(s) for s in specs],
+            seeds[lo : lo + chunk_deals],
+            tables[lo : lo + chunk_deals],
+            int(seed),
+            fit,
+            engine_threads,
+            None if save_games is None else str(save_games),
+            lo,
+            names,
+        )
+        for i, lo in enumerate(range(0, deals, chunk_deals))
+    ]
+    t0 = time.perf_counter()
+    results = _play(chunks, local_agents, workers, ray, progress, deals)
+    seconds = time.perf_counter() - t0
+    ordered = [results[i] for i in range(len(chunks))]
+    payoff = np.concatenate([r.payoff for r in ordered])
+    games = np.concatenate([r.games for r in ordered])
+    ratings = None
+    if fit:
+        pairs = np.concatenate([r.pairs for r in ordered])  # type: ignore[misc]
+        ratings = rate_tables(tables, pairs, k, bootstrap=bootstrap, seed=int(seed))
+    stats = _entry_stats(names, specs, tables, ordered, payoff, games, ratings)
+    return TournamentResult(
+        variant=var,
+        deals=int(deals),
+        seed=int(seed),
+        names=names,
+        stats=stats,
+        payoff_at=payoff,
+        games_at=games,
+        wins_at=np.concatenate([r.wins for r in ordered]),
+        tables=tables,
+        seconds=seconds,
+        chunk_deals=chunk_deals,
+        overrides=dict(overrides),
+        rating_method=None if ratings is None else ratings.method,
+    )
+
+
+def _check_arguments(
+    var: Variant,
+    specs: list[Any],
+    deals: object,
+    seed: object,
+    workers: object,
+    chunk_deals: object,
+    bootstrap: object,
+    ray: str | None,
+) -> int:
+    """Refuse what ``run_tournament`` cannot play, naming it; returns the worker count to use."""
+    p, k = var.players, len(specs)
+    check_count("deals", deals)
+    if not is_whole(seed) or seed < 0:  # type: ignore[operator]
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if not is_whole(bootstrap) or bootstrap < 0:  # type: ignore[operator]
+        raise ValueError(
+            f"bootstrap must be a non-negative integer (resamples of the deals; 0: Hessian errors), got {bootstrap!r}"
+        )
+    if k < p:
+        raise ValueError(
+            f"{k} agent(s) for {p} seats: list at least {p} (repeat a name to fill the table, "
+            f"e.g. heuristic,{','.join(['random'] * (p - 1))})"
+        )
+    if workers is not None:
+        check_count("workers", workers)
+    count = default_workers() if workers is None else int(workers)  # type: ignore[call-overload]
+    if chunk_deals is not None:
+        check_count("chunk_deals", chunk_deals)
+    has_objects = any(isinstance(s, Agent) for s in specs)
+    if ray is not None:
+        from .cluster import check_address, need_ray
+
+        check_address(ray)
+        need_ray()
+        if has_objects:
+            raise ValueError("Agent objects do not travel to Ray tasks: pass names or checkpoint paths, or no ray")
+    if has_objects and count > 1:
+        raise ValueError(
+            "Agent objects do not travel to worker processes: pass names or checkpoint paths, or workers=1"
+        )
+    for s in specs:
+        if not isinstance(s, (str, Agent)):
+            raise ValueError(f"an agent must be a name, a checkpoint path or an Agent, got {s!r}")
+    return count
+
+
+def _play(
+    chunks: list[Chunk], local_agents: list[Agent] | None, workers: int, ray: str | None, progress: bool, deals: int
+) -> dict[int, ChunkResult]:
+    """Every chunk played, by chunk index: as Ray tasks, in this process, or by worker processes,
+    with a progress bar on stderr; SIGTERM and Ctrl-C end the run (and its workers)."""
+    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
+
+    bar = tqdm(total=deals, unit="deal", desc="tournament", file=sys.stderr, disable=not progress, leave=False)
+    results: dict[int, ChunkResult] = {}
+    try:
+        with signals_end_the_run():
+            if ray is not None:
+                from .cluster import connect, play_chunks
+
+                with connect(ray):
+                    results = play_chunks(chunks, play_chunk, bar.update)
+            elif workers == 1 or len(chunks) == 1:
+                for c in chunks:
+                    results[c.index] = play_chunk(c, local_agents, report=bar.update)
+            else:
+                results = play_in_workers(chunks, workers, bar)
+    finally:
+        bar.close()
+    return results
+
+
+def _entry_stats(
+    names: list[str],
+    specs: list[Any],
+    tables: np.ndarray,
+    ordered: list[ChunkResult],
+    payoff: np.ndarray,
+    games: np.ndarray,
+    ratings: Any,
+) -> list[AgentStats]:
+    """One ``AgentStats`` per entry from the per-deal, per-position arrays (module docstring)."""
+    k = len(names)
+    wins = np.concatenate([r.wins for r in ordered])
+    act_seconds = np.sum([r.act_seconds for r in ordered], axis=0)
+    moves = np.sum([r.moves for r in ordered], axis=0)
+    # Each entry's deals, in deal order: the table positions it held, grouped by entry.
+    entry = tables.reshape(-1)
+    order = np.argsort(entry, kind="stable")
+    bounds = np.searchsorted(entry[order], np.arange(k + 1))
+    flat_games, flat_wins = games.reshape(-1), wins.reshape(-1)
+    per_game = payoff / np.maximum(games, 1)  # (deals, P); a position with no games is left out below
+    flat_per_game, flat_margin = per_game.reshape(-1), table_margins(per_game).reshape(-1)
+    stats: list[AgentStats] = []
+    for e in range(k):
+        at = order[bounds[e] : bounds[e + 1]]
+        at = at[flat_games[at] > 0]
+        mean, low, high = mean_ci(flat_per_game[at])
+        m_mean, m_low, m_high = mean_ci(flat_margin[at])
+        g_total = int(flat_games[at].sum())
+        stats.append(
+            AgentStats(
+                name=names[e],
+                spec=spec_name(specs[e]),
+                mean_payoff=mean,
+                ci95=(low, high),
+                win_rate=float(flat_wins[at].sum() / g_total) if g_total else math.nan,
+                games=g_total,
+                deals=int(at.size),
+                moves=int(moves[e]),
+                ms_per_move=float(1000.0 * act_seconds[e] / moves[e]) if moves[e] else math.nan,
+                margin=m_mean,
+                margin_ci95=(m_low, m_high),
+                rating=None if ratings is None else float(ratings.rating[e]),
+                rating_se=None if ratings is None else float(ratings.se[e]),
+            )
+        )
+    return stats
+
+
+__all__ = ["AgentStats", "TournamentResult", "entry_names", "mean_ci", "run_tournament"]
