@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agents.cli import say_if_compiling
 from bigtwo_env.cli_options import (
+    add_deals,
     add_quiet,
     add_ray,
     add_seed,
@@ -157,7 +158,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="comma list of agent names or checkpoint paths, e.g. heuristic,random,random,random "
         "(NAME*N repeats a name)",
     )
-    p.add_argument("--deals", type=int, default=1000, help="deals to play (each in every rotation; default 1000)")
+    add_deals(p, 1000, "deals to play, each in every rotation")
     add_seed(p, 0, "tournament seed")
     add_workers(p)
     p.add_argument(
@@ -196,7 +197,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "best rating first, with the command line that makes it.",
     )
     add_variant(lad)
-    lad.add_argument("--deals", type=int, default=DEFAULT_DEALS, help=f"deals to play (default {DEFAULT_DEALS})")
+    add_deals(lad, DEFAULT_DEALS)
     add_seed(lad, DEFAULT_SEED, "seed of deals and tables")
     lad.add_argument(
         "--simulations",
@@ -242,7 +243,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "deals; prints each step on stderr and the weights found as a list heuristic:weights=[...] takes.",
     )
     add_variant(tu)
-    tu.add_argument("--deals", type=int, default=TUNE_DEALS, help=f"deals per candidate (default {TUNE_DEALS})")
+    add_deals(tu, TUNE_DEALS, "deals per candidate")
     add_seed(tu, TUNE_SEED, "seed of the deals")
     tu.add_argument(
         "--rounds", type=int, default=DEFAULT_ROUNDS, help=f"passes over the weights (default {DEFAULT_ROUNDS})"

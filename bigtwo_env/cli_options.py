@@ -1,6 +1,6 @@
 """The options that several ``bigtwo`` subcommands share, declared once.
 
-``--variant``, ``--seed``, ``--workers``, ``--quiet``, ``--players``/``--set`` (variant fields) and
+``--variant``, ``--seed``, ``--deals``, ``--workers``, ``--quiet``, ``--players``/``--set`` (variant fields) and
 ``--ray`` mean the same in every subcommand that takes them, so each is written here once and a
 subcommand adds the ones it takes; only a default or the line saying what a seed seeds differs.
 ``variant_overrides`` reads ``--players``/``--set`` back as the variant fields they change.
@@ -31,6 +31,11 @@ def add_seed(parser: argparse.ArgumentParser, default: int | None, what: str) ->
     """``--seed N``; ``what`` says what it seeds (``None`` as default: a fresh random seed)."""
     shown = "random, shown at the start" if default is None else default
     parser.add_argument("--seed", type=int, default=default, help=f"{what} (default {shown})")
+
+
+def add_deals(parser: argparse.ArgumentParser, default: int, what: str = "deals to play") -> None:
+    """``--deals N``: duplicate deals (each played in every seat rotation)."""
+    parser.add_argument("--deals", type=int, default=default, help=f"{what} (default {default})")
 
 
 def add_workers(parser: argparse.ArgumentParser, default: int | None = None, what: str = "worker processes") -> None:
@@ -77,6 +82,7 @@ def add_ray(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 __all__ = [
+    "add_deals",
     "add_quiet",
     "add_ray",
     "add_seed",
