@@ -25,6 +25,8 @@ from bigtwo_env.cli_options import (
     variant_overrides,
 )
 
+from .plots import check_plot_path
+
 
 def _tournament(args: argparse.Namespace) -> int:
     from agents.registry import parse_agent_list
@@ -33,6 +35,8 @@ def _tournament(args: argparse.Namespace) -> int:
 
     overrides = variant_overrides(args)
     agents = parse_agent_list(args.agents)
+    if args.plot:
+        check_plot_path(args.plot)
     say_if_compiling(agents)
     result = run_tournament(
         args.variant,
@@ -55,6 +59,10 @@ def _tournament(args: argparse.Namespace) -> int:
     if args.out:
         jpath, cpath = result.write(args.out)
         print(f"wrote {jpath} and {cpath}", file=sys.stderr)
+    if args.plot:
+        from .plots import save_figure, tournament_figure
+
+        print(f"wrote {save_figure(tournament_figure(result), args.plot)}", file=sys.stderr)
     return 0
 
 
@@ -68,6 +76,8 @@ def _ladder(args: argparse.Namespace) -> int:
     if args.list:
         print(describe_shipped())
         return 0
+    if args.plot:
+        check_plot_path(args.plot)
     say_if_compiling(["heuristic"])
     ladder = run_ladder(
         args.variant,
@@ -86,6 +96,10 @@ def _ladder(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(table, encoding="utf-8")
         print(f"wrote {out}", file=sys.stderr)
+    if args.plot:
+        from .plots import ladder_figure, save_figure
+
+        print(f"wrote {save_figure(ladder_figure(ladder), args.plot)}", file=sys.stderr)
     return 0
 
 
@@ -180,6 +194,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--no-timing", action="store_true", help="leave time fields out of --json (byte-identical reruns)")
     p.add_argument("--out", metavar="PREFIX", help="also write PREFIX.json and PREFIX.csv")
+    p.add_argument(
+        "--plot", metavar="FILE", help="also draw payoff and margin per agent with 95%% intervals (.png, .svg, .pdf)"
+    )
     add_quiet(p)
     p.add_argument(
         "--save-games", metavar="DIR", help="write every match as a JSON game record (bigtwo_env.record) into DIR"
@@ -208,6 +225,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     lad.add_argument("--agents", default=None, metavar="EXTRA,...", help="more agents: names or checkpoint paths")
     add_variant_overrides(lad, players=False)
     lad.add_argument("--out", metavar="FILE", help="also write the Markdown table to FILE")
+    lad.add_argument("--plot", metavar="FILE", help="also draw the ratings with their error bars (.png, .svg, .pdf)")
     lad.add_argument("--no-timing", action="store_true", help="leave out ms/move (byte-identical reruns)")
     add_workers(lad)
     add_quiet(lad)
