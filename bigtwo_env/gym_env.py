@@ -14,7 +14,8 @@ other seats are played inside ``step`` by opponent policies until it is the lear
 | Render modes | ``"human"`` (prints the table), ``"ansi"`` (returns it); ``render_view`` says whose hand it shows |
 
 The observation is the learner's, laid out as in ``bigtwo_env.aec`` (relative to the learner's
-seat); the mask marks its legal actions (all 0 once the episode is over).
+seat); the mask marks its legal actions (all 0 once the episode is over). ``env.action_masks()``
+gives the same mask as ``bool``, for learners that ask the env for it (sb3-contrib's ``MaskablePPO``).
 
 ``seat``: the learner's seat, ``0 .. P-1``, or ``"random"`` for a seat drawn from the env's
 generator at every reset. ``opponents``:
@@ -242,6 +243,16 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
 
     def _observe(self) -> dict[str, np.ndarray]:
         return self._observe_seat(self.seat, not self._done and self.engine.state.current[0] == self.seat)
+
+    def action_masks(self) -> np.ndarray:
+        """``(A,)`` bool: the learner's legal actions now (the observation's ``action_mask``), all
+        ``False`` once the episode is over. This is the method sb3-contrib's ``MaskablePPO`` calls
+        (``examples/sb3_maskable_ppo.py``), so it learns with masks without reading the mask as input."""
+        mask = np.zeros(self._num_actions, bool)
+        S = self.engine.state
+        if not self._done and S.current[0] == self.seat:
+            mask[S.legal[0, : S.legal_n[0]]] = True
+        return mask
 
     # ------------------------------------------------------------ drawing
 
