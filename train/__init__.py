@@ -14,7 +14,7 @@ this package itself imports no torch: the training API below is loaded on first 
 
 | module | job |
 |---|---|
-| ``config`` | ``TrainConfig`` (every hyperparameter, one-line docstrings), YAML loading, ``--set`` overrides |
+| ``config`` | ``TrainConfig``: every hyperparameter declared once with its default, range and description; YAML loading, ``--set`` overrides |
 | ``networks`` | ``ActionScorer``: a state encoder and a (state, play) scorer run on the legal plays only |
 | ``decisions`` | ``DecisionStore``: the learner's decisions linked per (match slot, seat); GAE and MC returns; ``Decisions``, the rows a learner trains on |
 | ``loop`` | ``SelfPlay`` and ``train``: the one loop of every trainer (set-up, resume, rollouts, update, schedules, the end); ``run_training`` |
