@@ -52,7 +52,7 @@ KERNEL_SOURCES = (
     "bigtwo_env/jit.py",
     "bigtwo_env/kernels.py",
     "bigtwo_env/observation.py",
-    "train/storage.py",
+    "train/decisions.py",
 )
 INLINE_CHOICES = ("never", "always")
 _ROOT = Path(__file__).resolve().parent.parent

@@ -88,7 +88,7 @@ assert main(["tournament", "--ray", "local", "--agents", "random,random,random,r
     assert done.stderr.count("install the ray extra: pip install 'bigtwo[ray]'") == 2
 
 
-RAY_MODULES = {"arena/cluster.py", "train/ray_actors.py", "train/ray_bench.py", "train/rllib_example.py"}
+RAY_MODULES = {"arena/cluster.py", "train/ray/actors.py"}
 
 
 def test_only_the_ray_modules_import_ray() -> None:

@@ -1,6 +1,6 @@
 """On Ray: distributed training that learns, a killed actor replaced, resume after a driver kill,
-tournaments identical to the local run, and the RLlib example (``train.ray_actors``,
-``arena.cluster``, ``train.rllib_example``).
+tournaments identical to the local run, the RLlib example and the Ray benchmark (``train.ray``,
+``arena.cluster``, ``examples/rllib_example.py``, ``benchmarks/ray_bench.py``).
 
 Every test runs on one local Ray cluster of 2 CPUs, started once for the module
 (``ray.init(num_cpus=2)``) and shut down after it. Ray is in the ``all`` extra, so CI runs these.
@@ -8,6 +8,7 @@ Every test runs on one local Ray cluster of 2 CPUs, started once for the module
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import threading
 import time
@@ -24,8 +25,16 @@ from conftest import tiny_training_config  # noqa: E402
 from arena.tournament import run_tournament  # noqa: E402
 from train import checkpoint as ckpt  # noqa: E402
 from train import make_config, run_training  # noqa: E402
-from train.gate import BatchGate  # noqa: E402
+from train.ray.gate import BatchGate  # noqa: E402
 from train.rollout import Batch  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def from_the_repository(module: str, monkeypatch: pytest.MonkeyPatch):
+    """A module of the repository's ``examples/`` or ``benchmarks/`` (not installed: run from the root)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    return importlib.import_module(module)
 
 
 @pytest.fixture(scope="module")
@@ -191,13 +200,20 @@ def test_tournament_ray_argument_is_checked():
         run_tournament("taiwan", ["random"] * 4, deals=2, ray="cluster")
 
 
-def test_the_rllib_example_trains_and_plays_a_tournament(cluster):
+def test_the_rllib_example_trains_and_plays_a_tournament(cluster, monkeypatch):
     """RLlib's PPO (new API stack) on our PettingZoo env through RLlib's PettingZoo wrapper with its
     action-masking module: a few iterations change the weights, and the module, wrapped as an
     Agent, plays only legal plays in a duplicate tournament."""
     from bigtwo_env import load_variant
-    from train.rllib_example import POLICY, RLlibAgent, Settings, build_config, play
 
+    example = from_the_repository("examples.rllib_example", monkeypatch)
+    POLICY, RLlibAgent, Settings, build_config, play = (  # noqa: N806 - the example's own names
+        example.POLICY,
+        example.RLlibAgent,
+        example.Settings,
+        example.build_config,
+        example.play,
+    )
     s = Settings(batch=256, minibatch=128, epochs=1)
     algo = build_config(s).build_algo()
     module = algo.get_module(POLICY)
@@ -211,3 +227,17 @@ def test_the_rllib_example_trains_and_plays_a_tournament(cluster):
     result = play(agent, variant, "random", deals=8, seed=0)  # an illegal play would raise here
     assert result.games == 8 * 4 and result.stats[0].moves > 0
     algo.stop()
+
+
+def test_the_ray_benchmark_measures_local_and_ray_training(cluster, tmp_path, monkeypatch):
+    """``benchmarks/ray_bench.py`` on a tiny config: the local trainer and 1 and 2 actors each train,
+    and every figure of the table is a real measurement."""
+    bench = from_the_repository("benchmarks.ray_bench", monkeypatch)
+    base = tiny_training_config(tmp_path / "unused", num_envs=16, num_steps=8)
+    rows = bench.measure_settings(base, repeats=1, updates=1, runs_dir=str(tmp_path / "runs"))
+    assert [label for label, _ in rows] == ["local trainer", "Ray, 1 actor", "Ray, 2 actors"]
+    for _, m in rows:
+        assert m["sps"] > 0 and m["per_actor"] > 0 and m["learner_ms_per_k"] > 0
+        assert 0 < m["learner_share"] < 1 and m["overhead_ms_per_k"] >= 0
+    text = bench.table(base, rows, repeats=1, updates=1)
+    assert "num_envs 16, num_steps 8" in text and text.count("\n") == len(rows) + 1

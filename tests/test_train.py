@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,8 @@ from bigtwo_env.observation import obs_size  # noqa: E402
 from train import checkpoint as ckpt  # noqa: E402
 from train import load_config, make_config, run_training  # noqa: E402
 from train.config import FIELDS, config_dir, config_names, field_docs  # noqa: E402
+from train.decisions import DecisionStore, gae, mc_returns  # noqa: E402
 from train.networks import ActionScorer, action_features, legal_mask, masked_log_softmax  # noqa: E402
-from train.storage import DecisionStore, gae, mc_returns  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,19 +60,24 @@ def same_weights(a: dict, b: dict) -> bool:
 # ---------------------------------------------------------------- configs
 
 
-def test_shipped_configs_set_every_field_with_a_comment():
+def test_shipped_configs_hold_only_what_differs_from_the_defaults():
+    """Each field is declared once, in ``TrainConfig``, with its default, range and description; a
+    shipped YAML sets only fields whose values differ from those defaults (``default.yaml`` none)."""
+    from train.config import LIMITS, TrainConfig, allowed_values, defaults
+
     assert {"default", "ppo", "dmc", "strong"} <= set(config_names())
     docs = field_docs()
-    assert set(docs) == set(FIELDS), "every field has a one-line docstring"
+    assert set(docs) == set(FIELDS) and all(docs[name].endswith((".", "...")) for name in FIELDS)
+    assert all(allowed_values(name) for name in FIELDS), "every field says what it allows"
+    assert {name for name, hint in typing.get_type_hints(TrainConfig).items() if hint in (int, float)} == set(LIMITS)
+    base = defaults()
     for name in ("default", "ppo", "dmc", "strong"):
-        text = (config_dir() / f"{name}.yaml").read_text()
-        data = yaml.safe_load(text)
-        assert set(data) == set(FIELDS), f"{name}.yaml sets exactly the fields: {set(FIELDS) ^ set(data)}"
-        lines = text.splitlines()
-        for field in FIELDS:
-            i = next(i for i, line in enumerate(lines) if line.startswith(f"{field}:"))
-            assert lines[i - 1].startswith("#") or "#" in lines[i], f"{name}.yaml: {field} has no comment"
-        load_config(name)
+        data = yaml.safe_load((config_dir() / f"{name}.yaml").read_text()) or {}
+        assert set(data) <= set(FIELDS), f"{name}.yaml: unknown fields {set(data) - set(FIELDS)}"
+        same = [k for k, v in data.items() if make_config({k: v}).to_dict()[k] == base[k]]
+        assert not same, f"{name}.yaml repeats defaults: {same}"
+    assert yaml.safe_load((config_dir() / "default.yaml").read_text()) is None, "default.yaml is the defaults"
+    assert load_config("strong").hidden_size == 256 and load_config("dmc").algo == "dmc"
 
 
 def test_default_config_is_taiwan_with_a_time_limit():
@@ -393,6 +399,37 @@ def test_rollout_asks_the_trainer_only_for_the_learners_real_decisions(tmp_path)
     assert (legal[np.arange(d.size), d.pick] == d.played(np.arange(d.size))).all()
     assert ((legal > 0).sum(1) <= d.counts).all()
     loop.run.close()
+
+
+def test_the_rollouts_know_only_their_setup_not_the_loop():
+    """The rollouts (``train.rollout``, ``train.ray.actors``) are built from a ``RolloutSetup`` and
+    never import the loop that drives them: the loop imports them, not the other way round."""
+    import ast
+
+    for rel in ("train/rollout.py", "train/ray/actors.py", "train/ray/gate.py"):
+        tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
+        imported = {
+            node.module.split(".")[-1]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and node.level > 0
+        }
+        assert "loop" not in imported, f"{rel} imports train.loop"
+
+
+def test_dense_head_benchmark_measures_both_heads(monkeypatch):
+    """``benchmarks/dense_head.py`` on a small batch: real mid-game decisions, both networks
+    timed, the dense head the larger one by its ~19,900-wide output."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import importlib
+
+    bench = importlib.import_module("benchmarks.dense_head")
+    m = bench.measure(batch=32, repeats=1, hidden=16, pair=8)
+    assert m["legal_plays"] >= 32 and m["width"] >= 1 and m["num_actions"] == 19_895
+    assert all(m[k] > 0 for k in ("sparse_forward_ms", "sparse_backward_ms", "dense_forward_ms", "dense_backward_ms"))
+    assert m["dense_params"] > 19_895 * 16 > m["sparse_params"]
+    assert "| legal plays only |" in bench.report(m)
+    with pytest.raises(ValueError, match="batch must be a positive integer"):
+        bench.measure(batch=0)
 
 
 @pytest.mark.parametrize("algo", ["ppo", "dmc"])

@@ -14,15 +14,12 @@ this package itself imports no torch: the training API below is loaded on first 
 
 | module | job |
 |---|---|
-| ``config`` | ``TrainConfig`` (every hyperparameter, one-line docstrings), YAML loading, ``--set`` overrides |
+| ``config`` | ``TrainConfig``: every hyperparameter declared once with its default, range and description; YAML loading, ``--set`` overrides |
 | ``networks`` | ``ActionScorer``: a state encoder and a (state, play) scorer run on the legal plays only |
-| ``storage`` | ``DecisionStore``: the learner's decisions linked per (match slot, seat); GAE and MC returns |
+| ``decisions`` | ``DecisionStore``: the learner's decisions linked per (match slot, seat); GAE and MC returns; ``Decisions``, the rows a learner trains on |
 | ``loop`` | ``SelfPlay`` and ``train``: the one loop of every trainer (set-up, resume, rollouts, update, schedules, the end); ``run_training`` |
-| ``rollout`` | ``RolloutWorker``: matches, league and store; the one rollout (in this process, or in each Ray actor) |
-| ``gate`` | ``BatchGate``: the learner takes each live actor's batch once, in order, of the weights it sent |
-| ``ray_actors`` | ``bigtwo train --ray``: rollout actors on Ray feeding the learner, faults, checkpoints (the ``ray`` extra) |
-| ``ray_bench`` | ``python -m train.ray_bench``: training env-steps/s locally and on 1 and 2 Ray actors |
-| ``rllib_example`` | RLlib's PPO (new API stack) on the PettingZoo env with action masking, played in a tournament |
+| ``rollout`` | ``RolloutWorker``: matches, league and store, the one rollout (in this process, or in each Ray actor); ``RolloutSetup``, the ``Rollouts`` protocol and ``LocalRollouts``; ``trainer_module`` and ``make_scorer`` |
+| ``ray`` | ``bigtwo train --ray``: rollout actors on Ray feeding the learner, faults, checkpoints (``ray.actors``), the batch gate (``ray.gate``); the ``ray`` extra |
 | ``ppo`` | PPO self-play: how it picks plays (``Acting``), its targets (GAE) and its update, top to bottom |
 | ``dmc`` | Deep Monte-Carlo self-play (DouZero style): its picks, Monte-Carlo targets and regression |
 | ``league`` | opponents per match slot: the current policy, past snapshots, baseline agents |
@@ -52,9 +49,13 @@ Measured on this project's machine (2 CPU cores shared with other jobs, no GPU, 
 | the same with 2 torch threads | ~45k idle; 5-6k with other jobs running (hence 1 thread by default) |
 | DMC throughput, same network | ~80k env steps/s idle; 45-55k with other jobs running |
 | PPO throughput, strong config (256x2 encoder, 128 scorer, 1,024 envs, 2 threads, heuristic in the league) | 29,270 env steps/s over a 91-minute run |
-| legal plays only vs a dense ~19,900-wide head, batch 1024 | see ``train.networks`` |
+| legal plays only vs a dense ~19,900-wide head, batch 1024 | see ``train.networks`` (``python -m benchmarks.dense_head``) |
 
 See ``configs/train/default.yaml`` and ``configs/train/strong.yaml`` for the measured runs and their evaluations.
+Outside the package, run from the repository: ``python -m benchmarks.ray_bench`` (training env-steps/s
+locally and on 1 and 2 Ray actors), ``python -m benchmarks.dense_head`` (the legal-plays-only network
+against a dense head) and ``python -m examples.rllib_example`` (RLlib's PPO on the PettingZoo env with
+action masking, played in a tournament).
 """
 
 from __future__ import annotations

@@ -67,13 +67,19 @@ _TEMP_FILE = re.compile(r"^\..+\.tmp(\d+)$")  # what atomic_save writes before i
 RUN_ID_FILE = "run_id"  # in a run folder: the id its checkpoints carry under ``run``
 REJECTED = ".rejected"  # suffix of a checkpoint that a resume skipped (kept, never loaded again)
 POLICY_LAYOUT = {
+    "format": str,
     "algo": str,
     "variant": Mapping,
     "config": Mapping,
     "model": Mapping,
     "global_step": int,
     "update": int,
+    "obs_version": int,
 }
+"""The policy part of every checkpoint, key -> type, in the order written (``policy_payload``): all of a
+league snapshot, and what an exported file keeps (``train.export``). ``load`` checks every key but
+those in ``UNRECORDED``."""
+UNRECORDED = ("obs_version",)  # absent from files made before it was recorded (``check_obs_version`` reads 0)
 RESUME_KEYS = ("optimizer", "rng")  # the learner's; then the rollouts' (WORKER_KEYS, or "workers" on Ray)
 WORKER_KEYS = ("env", "store", "league", "rng", "episode_length")  # a train.rollout.RolloutWorker's state
 
@@ -216,13 +222,15 @@ def load(path: str | Path) -> dict[str, Any]:
 
 def _check_layout(payload: dict[str, Any], path: Path) -> None:
     """``ValueError`` if a policy part (``POLICY_LAYOUT``) is missing or of the wrong kind."""
-    missing = [k for k in POLICY_LAYOUT if k not in payload]
+    missing = [k for k in POLICY_LAYOUT if k not in payload and k not in UNRECORDED]
     if missing:
         raise ValueError(
             f"{path}: damaged checkpoint: no {', '.join(map(repr, missing))} "
             f"(a checkpoint holds {', '.join(POLICY_LAYOUT)})"
         )
     for key, kind in POLICY_LAYOUT.items():
+        if key not in payload:
+            continue  # one of UNRECORDED
         value = payload[key]
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ValueError(f"{path}: damaged checkpoint: {key!r} is a {type(value).__name__}")

@@ -13,7 +13,7 @@ Overrides use one scheme: ``--set FIELD=VALUE`` (repeatable; VALUE read as YAML)
 folder exists (same ``run_name``) resumes from its newest intact checkpoint; ``--resume RUN_DIR`` does
 the same from the config saved in that run, ``--set`` changing only what may change on resume
 (e.g. ``total_timesteps`` to train longer). ``--ray local|auto|ADDRESS`` runs the same config with
-``ray_actors`` rollout actors on a Ray cluster (``train.ray_actors``; the ``ray`` extra); a run
+``ray_actors`` rollout actors on a Ray cluster (``train.ray.actors``; the ``ray`` extra); a run
 resumes the way it was started, with or without ``--ray``. torch is imported only when the command runs.
 """
 

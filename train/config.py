@@ -1,9 +1,11 @@
 """Training configuration: one dataclass, read from ``configs/train/*.yaml``, overridable field by field.
 
 Every hyperparameter of both trainers (PPO and Deep Monte-Carlo), the league, checkpoints and
-evaluation is a field of ``TrainConfig`` below, with a one-line docstring. A config file is a
-YAML mapping of some of these fields (the shipped ones set all of them, with comments); fields it
-leaves out take the defaults here. On the command line, one scheme:
+evaluation is a field of ``TrainConfig`` below, declared in one place (``setting``): its default,
+its range (or the values it allows) and its one-line description, with the reasons for a default
+as a comment above it. A config file is a YAML mapping of some of these fields (the shipped ones
+hold only what differs from the defaults); fields it leaves out take the defaults here. On the
+command line, one scheme:
 
     bigtwo train --config ppo --set lr=1e-4 --set num_envs=128
     bigtwo train --set variant_settings="{players: 2, cards_per_player: 5}"
@@ -27,6 +29,7 @@ ValueError: --set: unknown field 'learning_rate'; allowed fields: ...
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import re
@@ -40,133 +43,218 @@ from typing import Any
 
 import yaml
 
+from bigtwo_env.checks import is_whole
 from bigtwo_env.settings import parse_settings
 from bigtwo_env.variant import Variant, read_yaml_mapping
 
 ALGOS = ("ppo", "dmc")
 
 
+@dataclass(frozen=True)
+class Limit:
+    """The range a numeric field allows: ``low <= value <= high`` (``low < value`` when ``open_low``)."""
+
+    low: float
+    high: float
+    open_low: bool = False
+
+    def holds(self, value: float) -> bool:
+        above = value > self.low if self.open_low else value >= self.low
+        return above and value <= self.high
+
+    def text(self, integer: bool) -> str:
+        """``an integer in 1..65536`` or ``a number in (0, 1]``."""
+        if integer:
+            return f"an integer in {int(self.low):,}..{int(self.high):,}"
+        return f"a number in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}]"
+
+
+def setting(default: Any, allows: Limit | str | None, doc: str) -> Any:
+    """One ``TrainConfig`` field: its ``default``, what it ``allows`` (a numeric field's ``Limit``,
+    or the allowed values in words; ``None``: what its type allows) and its one-line ``doc``, kept
+    together (``bigtwo train --fields`` prints all three). A list or mapping default is copied for
+    each config."""
+    meta = {"allows": allows, "doc": doc}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+# Every numeric field's range is wide enough for any real run and narrow enough that a value outside
+# it is a typo (lr=1e30) or asks for more than a machine has (hidden_size=100000, torch_threads=100000).
+BIG = 10**13  # environment steps: far more than any run
+WEIGHT = Limit(0, 1e6)  # league weights and other non-negative factors
+
+
 @dataclass
 class TrainConfig:
-    """Every setting of a training run; the defaults are ``configs/train/default.yaml``'s values."""
+    """Every setting of a training run, each with its default, range and description; the shipped
+    configs (``configs/train/*.yaml``) hold only what differs from these defaults."""
 
     # --- the run
-    algo: str = "ppo"
-    """Trainer: ``ppo`` (policy gradient, self-play) or ``dmc`` (Deep Monte-Carlo, DouZero style)."""
-    variant: str = "taiwan"
-    """Rule variant: a name from ``bigtwo variants`` or a path to a variant YAML file."""
-    variant_settings: dict = field(default_factory=dict)
-    """Variant fields overridden for this run, e.g. ``{players: 2, cards_per_player: 5}``."""
-    per_variant: dict = field(default_factory=dict)
-    """Fields for one variant only, used when ``variant`` is that name, e.g. ``{hong-kong: {variant_settings: {scoring: collect}}}``; a ``--set`` of the same field wins."""
-    seed: int = 1
-    """Seed of everything: deals, network initialisation, sampling, the league."""
-    run_name: str = ""
-    """Run folder name under ``runs_dir``; empty: ``variant__algo__seed__time``. An existing run resumes."""
-    runs_dir: str = "runs"
-    """Folder that holds the run folders."""
-    device: str = "auto"
-    """Torch device: ``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda``, ``cuda:1``..."""
-    torch_threads: int = 1
-    """Threads torch may use on the CPU (keep at most the cores you have)."""
-    deterministic: bool = True
-    """Use torch's deterministic algorithms (same seed, same run, same machine: same result)."""
-    total_timesteps: int = 12_000_000
-    """Environment steps to train for (one step = one decision in each of ``num_envs`` matches)."""
-    stop_at_timesteps: int = 0
-    """Stop at this step (checkpoint and final evaluation as at the end); ``total_timesteps`` still sets the learning-rate schedule. 0 = at ``total_timesteps``."""
-    time_limit_minutes: float = 16.0
-    """Stop training (with a checkpoint) after this many minutes; 0 = no limit."""
-    num_envs: int = 512
-    """Matches played at once (the batch of the vector env and of every forward pass)."""
-    num_steps: int = 32
-    """Vector-env steps per rollout: a rollout is ``num_envs * num_steps`` environment steps."""
-    reward_scale: float = 0.0
-    """Payoffs are multiplied by this for training; 0 = auto (1 / the largest loss of one game)."""
+    algo: str = setting(
+        "ppo",
+        ", ".join(ALGOS),
+        "Trainer: ``ppo`` (policy gradient, self-play) or ``dmc`` (Deep Monte-Carlo, DouZero style).",
+    )
+    variant: str = setting(
+        "taiwan", None, "Rule variant: a name from ``bigtwo variants`` or a path to a variant YAML file."
+    )
+    variant_settings: dict = setting(
+        {},
+        "a mapping of variant fields, e.g. {players: 2, cards_per_player: 5}",
+        "Variant fields overridden for this run, e.g. ``{players: 2, cards_per_player: 5}``.",
+    )
+    per_variant: dict = setting(
+        {},
+        "a mapping of variant names to fields, e.g. {hong-kong: {variant_settings: {scoring: collect}}}",
+        "Fields for one variant only, used when ``variant`` is that name, e.g. "
+        "``{hong-kong: {variant_settings: {scoring: collect}}}``; a ``--set`` of the same field wins.",
+    )
+    seed: int = setting(
+        1, Limit(0, 2**63 - 1), "Seed of everything: deals, network initialisation, sampling, the league."
+    )
+    run_name: str = setting(
+        "",
+        "a folder name without '/'",
+        "Run folder name under ``runs_dir``; empty: ``variant__algo__seed__time``. An existing run resumes.",
+    )
+    runs_dir: str = setting("runs", None, "Folder that holds the run folders.")
+    device: str = setting(
+        "auto",
+        "auto, cpu, cuda or cuda:N",
+        "Torch device: ``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda``, ``cuda:1``...",
+    )
+    # 1, not 2: on 2 shared cores a second torch thread is 1.5x faster when the machine is idle but up
+    # to 6x slower when other jobs compete (threads wait at every parallel op).
+    torch_threads: int = setting(
+        1, Limit(1, 256), "Threads torch may use on the CPU (keep at most the cores you have)."
+    )
+    deterministic: bool = setting(
+        True, None, "Use torch's deterministic algorithms (same seed, same run, same machine: same result)."
+    )
+    total_timesteps: int = setting(
+        12_000_000,
+        Limit(1, BIG),
+        "Environment steps to train for (one step = one decision in each of ``num_envs`` matches).",
+    )
+    stop_at_timesteps: int = setting(
+        0,
+        Limit(0, BIG),
+        "Stop at this step (checkpoint and final evaluation as at the end); ``total_timesteps`` still sets "
+        "the learning-rate schedule. 0 = at ``total_timesteps``.",
+    )
+    # a safety net: an idle machine finishes the 12M steps in ~7 minutes.
+    time_limit_minutes: float = setting(
+        16.0, Limit(0, 10**6), "Stop training (with a checkpoint) after this many minutes; 0 = no limit."
+    )
+    # large batches: the engine is cheap, the network's per-call overhead is not.
+    num_envs: int = setting(
+        512, Limit(1, 65_536), "Matches played at once (the batch of the vector env and of every forward pass)."
+    )
+    num_steps: int = setting(
+        32, Limit(1, 4_096), "Vector-env steps per rollout: a rollout is ``num_envs * num_steps`` environment steps."
+    )
+    reward_scale: float = setting(
+        0.0,
+        Limit(0, 1e6),
+        "Payoffs are multiplied by this for training; 0 = auto (1 / the largest loss of one game).",
+    )
 
-    # --- the network (see train/networks.py)
-    hidden_size: int = 128
-    """Width of the state encoder's layers."""
-    state_layers: int = 2
-    """Layers of the state encoder (an MLP over the observation)."""
-    pair_size: int = 64
-    """Width of the (state, action) scorer, run once per legal play."""
-    pair_layers: int = 1
-    """Hidden layers of the (state, action) scorer."""
+    # --- the network (train/networks.py)
+    # small is enough here: 256 x 2 with a 2-layer scorer learned no better in the same time.
+    hidden_size: int = setting(128, Limit(1, 4_096), "Width of the state encoder's layers.")
+    state_layers: int = setting(2, Limit(1, 16), "Layers of the state encoder (an MLP over the observation).")
+    pair_size: int = setting(64, Limit(1, 4_096), "Width of the (state, action) scorer, run once per legal play.")
+    pair_layers: int = setting(1, Limit(1, 16), "Hidden layers of the (state, action) scorer.")
 
     # --- optimisation
-    lr: float = 1e-3
-    """Adam learning rate."""
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 over ``total_timesteps``."""
-    adam_eps: float = 1e-5
-    """Adam epsilon."""
-    max_grad_norm: float = 0.5
-    """Clip the global gradient norm to this (0 = no clipping)."""
-    minibatch_size: int = 2048
-    """Decisions per gradient step."""
+    # higher than CleanRL's 2.5e-4: the 0.01-scaled scorer output made 3e-4 learn slowly (approx_kl ~1e-5);
+    # 1e-3 gives approx_kl ~3e-3. DMC keeps it too (DouZero: RMSprop 1e-4 on a far larger batch budget).
+    lr: float = setting(1e-3, Limit(0, 1, open_low=True), "Adam learning rate.")
+    anneal_lr: bool = setting(True, None, "Decay the learning rate linearly to 0 over ``total_timesteps``.")
+    adam_eps: float = setting(1e-5, Limit(0, 1, open_low=True), "Adam epsilon.")
+    max_grad_norm: float = setting(0.5, Limit(0, 1e6), "Clip the global gradient norm to this (0 = no clipping).")
+    minibatch_size: int = setting(2048, Limit(1, 1_048_576), "Decisions per gradient step.")
 
-    # --- PPO
-    gamma: float = 1.0
-    """Discount per decision of one seat (1: a seat's return is its game payoff)."""
-    gae_lambda: float = 0.95
-    """GAE lambda over each seat's own decision sequence."""
-    update_epochs: int = 4
-    """Passes over each rollout's decisions."""
-    clip_coef: float = 0.2
-    """PPO ratio clip."""
-    clip_vloss: bool = True
-    """Clip the value loss around the old values, as PPO2 does."""
-    ent_coef: float = 0.01
-    """Entropy bonus weight."""
-    vf_coef: float = 0.5
-    """Value loss weight."""
-    norm_adv: bool = True
-    """Normalise advantages per minibatch."""
-    target_kl: float = 0.0
-    """Stop a rollout's epochs early when the approximate KL passes this; 0 = never."""
+    # --- PPO (used when algo: ppo)
+    # 1: a seat's return is its payoff at the game's end; there is no reason to prefer quick wins.
+    gamma: float = setting(
+        1.0, Limit(0, 1), "Discount per decision of one seat (1: a seat's return is its game payoff)."
+    )
+    gae_lambda: float = setting(0.95, Limit(0, 1), "GAE lambda over each seat's own decision sequence.")
+    update_epochs: int = setting(4, Limit(1, 100), "Passes over each rollout's decisions.")
+    clip_coef: float = setting(0.2, Limit(0, 10, open_low=True), "PPO ratio clip.")
+    clip_vloss: bool = setting(True, None, "Clip the value loss around the old values, as PPO2 does.")
+    ent_coef: float = setting(0.01, Limit(0, 1e3), "Entropy bonus weight.")
+    vf_coef: float = setting(0.5, Limit(0, 1e3), "Value loss weight.")
+    norm_adv: bool = setting(True, None, "Normalise advantages per minibatch.")
+    target_kl: float = setting(
+        0.0, Limit(0, 1e3), "Stop a rollout's epochs early when the approximate KL passes this; 0 = never."
+    )
 
-    # --- Deep Monte-Carlo
-    epsilon: float = 0.05
-    """DMC exploration: probability of a uniformly random legal play instead of the best-scored one."""
-    dmc_epochs: int = 1
-    """DMC: passes over each batch of finished decisions."""
+    # --- Deep Monte-Carlo (used when algo: dmc)
+    # DouZero uses 0.01 with many more steps; 0.05 explores more in a short run.
+    epsilon: float = setting(
+        0.05,
+        Limit(0, 1),
+        "DMC exploration: probability of a uniformly random legal play instead of the best-scored one.",
+    )
+    dmc_epochs: int = setting(1, Limit(1, 100), "DMC: passes over each batch of finished decisions.")
 
-    # --- the league (opponents per match slot)
-    league_self: float = 1.0
-    """Weight of matches where every seat is the current policy (all seats train)."""
-    league_past: float = 0.0
-    """Weight of matches against past snapshots of the policy (only the learner's seat trains)."""
-    league_baselines: float = 0.0
-    """Weight of matches against the baseline agents in ``baselines`` (only the learner's seat trains)."""
-    baselines: list = field(default_factory=lambda: ["random", "greedy"])
-    """Baseline agent names (``agents.make_agent``) for the league; one is drawn uniformly per match."""
-    snapshot_every: int = 1_000_000
-    """Add a snapshot of the policy to the league every this many environment steps."""
-    max_snapshots: int = 8
-    """Past snapshots kept in the league (the most recent ones)."""
+    # --- the league (train/league.py)
+    # pure self-play: adding past snapshots and baselines (0.6/0.2/0.2) did not help in 9 minutes.
+    league_self: float = setting(
+        1.0, WEIGHT, "Weight of matches where every seat is the current policy (all seats train)."
+    )
+    league_past: float = setting(
+        0.0, WEIGHT, "Weight of matches against past snapshots of the policy (only the learner's seat trains)."
+    )
+    league_baselines: float = setting(
+        0.0,
+        WEIGHT,
+        "Weight of matches against the baseline agents in ``baselines`` (only the learner's seat trains).",
+    )
+    baselines: list = setting(
+        ["random", "greedy"],
+        None,
+        "Baseline agent names (``agents.make_agent``) for the league; one is drawn uniformly per match.",
+    )
+    snapshot_every: int = setting(
+        1_000_000, Limit(1, BIG), "Add a snapshot of the policy to the league every this many environment steps."
+    )
+    max_snapshots: int = setting(8, Limit(0, 1_000), "Past snapshots kept in the league (the most recent ones).")
 
     # --- checkpoints, logs, evaluation
-    checkpoint_every: int = 1_000_000
-    """Save a resumable checkpoint every this many environment steps (and at the end)."""
-    keep_checkpoints: int = 3
-    """Checkpoints kept in ``checkpoints/`` (older ones are deleted); 0 = keep all."""
-    eval_every: int = 1_000_000
-    """Evaluate against ``eval_opponents`` every this many environment steps; 0 = never during training."""
-    eval_deals: int = 200
-    """Deals per opponent in each periodic evaluation (each deal played once per seat)."""
-    eval_opponents: list = field(default_factory=lambda: ["random", "greedy"])
-    """Agents the periodic and final evaluations play against."""
-    final_eval_deals: int = 500
-    """Deals per opponent in the final evaluation (0 = skip it)."""
-    progress: bool = True
-    """Show a tqdm progress bar."""
+    checkpoint_every: int = setting(
+        1_000_000,
+        Limit(1, BIG),
+        "Save a resumable checkpoint every this many environment steps (and at the end).",
+    )
+    keep_checkpoints: int = setting(
+        3, Limit(0, 10**6), "Checkpoints kept in ``checkpoints/`` (older ones are deleted); 0 = keep all."
+    )
+    eval_every: int = setting(
+        1_000_000,
+        Limit(0, BIG),
+        "Evaluate against ``eval_opponents`` every this many environment steps; 0 = never during training.",
+    )
+    eval_deals: int = setting(
+        200, Limit(0, 10**6), "Deals per opponent in each periodic evaluation (each deal played once per seat)."
+    )
+    eval_opponents: list = setting(
+        ["random", "greedy"], None, "Agents the periodic and final evaluations play against."
+    )
+    final_eval_deals: int = setting(500, Limit(0, 10**6), "Deals per opponent in the final evaluation (0 = skip it).")
+    progress: bool = setting(True, None, "Show a tqdm progress bar.")
 
     # --- on a Ray cluster (bigtwo train --ray local|auto|ADDRESS; ignored without --ray)
-    ray_actors: int = 2
-    """Rollout actors with --ray; the num_envs matches are split evenly between them."""
-    ray_actor_cpus: float = 1.0
-    """CPUs the cluster reserves for each rollout actor (--ray)."""
+    ray_actors: int = setting(
+        2, Limit(1, 4_096), "Rollout actors with --ray; the num_envs matches are split evenly between them."
+    )
+    ray_actor_cpus: float = setting(
+        1.0, Limit(0, 1_024, open_low=True), "CPUs the cluster reserves for each rollout actor (--ray)."
+    )
 
     @property
     def stop_step(self) -> int:
@@ -196,20 +284,22 @@ class TrainConfig:
 
 FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(TrainConfig)}
 _HINTS = typing.get_type_hints(TrainConfig)
+LIMITS: dict[str, Limit] = {
+    n: f.metadata["allows"] for n, f in FIELDS.items() if isinstance(f.metadata["allows"], Limit)
+}
+"""Every numeric field's range (from its ``setting``)."""
+MAX_ROLLOUT = 1_048_576  # num_envs * num_steps: the decisions (and observations) one rollout holds
+DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d{1,3})$")
+
+
+def defaults() -> dict[str, Any]:
+    """Every field's default, by name (a fresh copy of each list and mapping)."""
+    return TrainConfig().to_dict()
 
 
 def field_docs() -> dict[str, str]:
-    """One-line description of every field (from the docstrings under each field above)."""
-    import ast
-    import inspect
-
-    tree = ast.parse(inspect.getsource(TrainConfig))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs: dict[str, str] = {}
-    for node, nxt in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
-            docs[node.target.id] = str(nxt.value.value)  # type: ignore[attr-defined]
-    return docs
+    """One-line description of every field (from its ``setting``)."""
+    return {name: f.metadata["doc"] for name, f in FIELDS.items()}
 
 
 def _allowed() -> str:
@@ -223,84 +313,14 @@ def _number(text: str) -> float | None:
         return None
 
 
-@dataclass(frozen=True)
-class Limit:
-    """The range a numeric field allows: ``low <= value <= high`` (``low < value`` when ``open_low``)."""
-
-    low: float
-    high: float
-    open_low: bool = False
-
-    def holds(self, value: float) -> bool:
-        above = value > self.low if self.open_low else value >= self.low
-        return above and value <= self.high
-
-    def text(self, integer: bool) -> str:
-        """``an integer in 1..65536`` or ``a number in (0, 1]``."""
-        if integer:
-            return f"an integer in {int(self.low):,}..{int(self.high):,}"
-        return f"a number in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}]"
-
-
-# Every numeric field's range: wide enough for any real run, narrow enough that a value outside it
-# is a typo (lr=1e30) or asks for more than a machine has (hidden_size=100000, torch_threads=100000).
-LIMITS: dict[str, Limit] = {
-    "seed": Limit(0, 2**63 - 1),
-    "torch_threads": Limit(1, 256),
-    "total_timesteps": Limit(1, 10**13),
-    "stop_at_timesteps": Limit(0, 10**13),
-    "time_limit_minutes": Limit(0, 10**6),
-    "num_envs": Limit(1, 65_536),
-    "num_steps": Limit(1, 4_096),
-    "reward_scale": Limit(0, 1e6),
-    "hidden_size": Limit(1, 4_096),
-    "state_layers": Limit(1, 16),
-    "pair_size": Limit(1, 4_096),
-    "pair_layers": Limit(1, 16),
-    "lr": Limit(0, 1, open_low=True),
-    "adam_eps": Limit(0, 1, open_low=True),
-    "max_grad_norm": Limit(0, 1e6),
-    "minibatch_size": Limit(1, 1_048_576),
-    "gamma": Limit(0, 1),
-    "gae_lambda": Limit(0, 1),
-    "update_epochs": Limit(1, 100),
-    "clip_coef": Limit(0, 10, open_low=True),
-    "ent_coef": Limit(0, 1e3),
-    "vf_coef": Limit(0, 1e3),
-    "target_kl": Limit(0, 1e3),
-    "epsilon": Limit(0, 1),
-    "dmc_epochs": Limit(1, 100),
-    "league_self": Limit(0, 1e6),
-    "league_past": Limit(0, 1e6),
-    "league_baselines": Limit(0, 1e6),
-    "snapshot_every": Limit(1, 10**13),
-    "max_snapshots": Limit(0, 1_000),
-    "checkpoint_every": Limit(1, 10**13),
-    "keep_checkpoints": Limit(0, 10**6),
-    "eval_every": Limit(0, 10**13),
-    "eval_deals": Limit(0, 10**6),
-    "final_eval_deals": Limit(0, 10**6),
-    "ray_actors": Limit(1, 4_096),
-    "ray_actor_cpus": Limit(0, 1_024, open_low=True),
-}
-MAX_ROLLOUT = 1_048_576  # num_envs * num_steps: the decisions (and observations) one rollout holds
-DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d{1,3})$")
-
-
 def allowed_values(name: str) -> str:
     """What field ``name`` allows, in words (``bigtwo train --fields`` and the errors show it)."""
-    hint = _HINTS[name]
-    if name in LIMITS:
-        return LIMITS[name].text(integer=hint is int)
-    return {
-        "algo": ", ".join(ALGOS),
-        "device": "auto, cpu, cuda or cuda:N",
-        "run_name": "a folder name without '/'",
-        "variant_settings": "a mapping of variant fields, e.g. {players: 2, cards_per_player: 5}",
-        "per_variant": "a mapping of variant names to fields, e.g. {hong-kong: {variant_settings: {scoring: collect}}}",
-    }.get(
-        name, {bool: "true or false", str: "text", list: "a list of agent names, e.g. [random, greedy]"}.get(hint, "")
-    )
+    hint, allows = _HINTS[name], FIELDS[name].metadata["allows"]
+    if isinstance(allows, Limit):
+        return allows.text(integer=hint is int)
+    if allows:
+        return allows
+    return {bool: "true or false", str: "text", list: "a list of agent names, e.g. [random, greedy]"}.get(hint, "")
 
 
 def _check(source: str, name: str, value: Any) -> Any:
@@ -326,9 +346,9 @@ def _check(source: str, name: str, value: Any) -> Any:
         number = _number(value) if isinstance(value, str) else None
         if number is not None and number.is_integer():
             value = int(number)  # "2e6" from the command line
-        if not isinstance(value, int) or isinstance(value, bool) or not LIMITS[name].holds(value):
+        if not is_whole(value) or not LIMITS[name].holds(value):
             raise fail()
-        return value
+        return int(value)
     if hint is float:
         if isinstance(value, str):
             if _number(value) is None:

@@ -25,8 +25,8 @@ import numpy as np
 import torch
 
 from .config import TrainConfig
+from .decisions import Decisions, DecisionStore, mc_returns
 from .networks import ActionScorer
-from .storage import Decisions, DecisionStore, mc_returns
 
 SNAPSHOT_MODE = "greedy"  # league snapshots play their best-scored play
 STORE_SLACK = 16  # decisions per seat carried beyond num_steps per slot (waiting for their return)

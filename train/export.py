@@ -35,17 +35,6 @@ from . import checkpoint as ckpt
 from . import provenance
 from .policy_agent import check_obs_version, checkpoint_variant, rule_differences
 
-POLICY_KEYS = (
-    "format",
-    "algo",
-    "variant",
-    "config",
-    "model",
-    "global_step",
-    "update",
-    "obs_version",
-)  # kept; resume is not
-
 
 def find_checkpoint(source: str | Path) -> Path:
     """``source`` itself if it is a file, else the newest checkpoint of the run folder ``source``."""
@@ -91,7 +80,7 @@ def policy_only(payload: dict[str, Any], source: Path, variant: Variant) -> dict
             f"{source}: trained on other rules than {variant.name!r} ({'; '.join(diffs)}); "
             "ship it under a variant with its rules (--variant NAME or a YAML file)"
         )
-    out = {key: payload[key] for key in POLICY_KEYS}
+    out = {key: payload[key] for key in ckpt.POLICY_LAYOUT}  # kept; resume is not
     out["variant"] = {"name": variant.name, "settings": trained.replace(name=variant.name).to_dict()}
     made = dict(payload.get("provenance") or _known_provenance(payload, source))
     made["exported"] = {"source": str(source), "time": provenance.now(), **provenance.code_version()}

@@ -31,12 +31,6 @@ from bigtwo_env.variant import Variant
 SELF = 0
 
 
-def make_baseline(name: str, variant: Variant, seed: int | None = None) -> Agent:
-    """A baseline agent by name (or checkpoint path) through ``agents.make_agent``; ``ValueError``
-    for a name it does not know, listing the allowed ones."""
-    return make_agent(name, variant, seed=seed)
-
-
 class League:
     """Opponent and learner seat of every match slot; see the module docstring."""
 
@@ -58,7 +52,7 @@ class League:
         w = np.asarray(weights, np.float64)
         self.weights = w / w.sum()
         self.baseline_names = list(baselines) if w[2] > 0 else []
-        self.baselines = [make_baseline(n, variant, seed=seed * 7919 + i) for i, n in enumerate(self.baseline_names)]
+        self.baselines = [make_agent(n, variant, seed=seed * 7919 + i) for i, n in enumerate(self.baseline_names)]
         self.max_snapshots = max_snapshots
         self.snapshot_mode = snapshot_mode
         self.device = device

@@ -5,9 +5,10 @@ the scores of its legal plays (``Acting``), the targets of its decisions (``targ
 an update does with them (``update``). The rest is here and in ``train.rollout``:
 
 - ``SelfPlay`` set-up: the variant, the run folder (``train.run.Run``: TensorBoard, seeds,
-  threads), the ``ActionScorer`` and Adam (the learner), and the rollouts that feed it: one
-  ``RolloutWorker`` in this process (``LocalRollouts``, what ``bigtwo train`` runs) or Ray
-  actors that each own one (``train.ray_actors.RayRollouts``, ``bigtwo train --ray``);
+  threads), the ``ActionScorer`` and Adam (the learner), and the rollouts that feed it, built
+  from a ``train.rollout.RolloutSetup`` (what they need of the run, not the loop): one
+  ``RolloutWorker`` in this process (``train.rollout.LocalRollouts``, what ``bigtwo train``
+  runs) or Ray actors that each own one (``train.ray.actors.RayRollouts``, ``bigtwo train --ray``);
 - ``start()``: resume from the run's newest checkpoint when there is one (network, optimizer,
   the rollouts' matches, stores and leagues, random generators), start the progress bar;
 - ``next_update()``: count an update and set its learning rate (annealed linearly to 0 over
@@ -40,26 +41,24 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import torch
 
-from bigtwo_env.observation import obs_size
+from agents import make_agent
 from bigtwo_env.variant import load_variant
 
 from . import signals
 from .checkpoint import load_rng_state, rng_state
 from .config import TrainConfig
+from .decisions import Decisions
 from .episodes import Episodes
-from .league import make_baseline
 from .policy_agent import PolicyAgent
-from .rollout import Batch, RolloutWorker, algorithm, scorer
+from .rollout import LocalRollouts, RolloutSetup, RolloutsFactory, make_scorer, trainer_module
 from .run import Run, final_report
-from .storage import Decisions
 
 
 @dataclass
@@ -77,9 +76,9 @@ class RunResult:
     actors: int = 1
     """Rollout workers at the end (1 in this process; the Ray actors with ``--ray``)."""
     replaced_actors: int = 0
-    """Ray actors that died and were replaced during the run (``train.ray_actors``)."""
+    """Ray actors that died and were replaced during the run (``train.ray.actors``)."""
     rejected_batches: int = 0
-    """Batches the learner refused: repeated, from a replaced actor, or of old weights (``train.gate``)."""
+    """Batches the learner refused: repeated, from a replaced actor, or of old weights (``train.ray.gate``)."""
 
 
 def check_agents(cfg: TrainConfig, variant) -> None:
@@ -89,106 +88,35 @@ def check_agents(cfg: TrainConfig, variant) -> None:
     for name in fields:
         for agent in getattr(cfg, name):
             try:
-                make_baseline(agent, variant, seed=0)
+                make_agent(agent, variant, seed=0)
             except ValueError as exc:
                 raise ValueError(f"field {name!r} has bad value {agent!r}: {exc}") from None
-
-
-class Rollouts(Protocol):
-    """Where the learner's batches come from: ``LocalRollouts`` or ``train.ray_actors.RayRollouts``."""
-
-    resume_flags: str
-    """What ``bigtwo train --resume RUN_DIR`` needs besides to resume the run (``--ray ADDRESS``)."""
-
-    def collect(self, net: torch.nn.Module, version: int) -> list[Batch]:
-        """One rollout of every worker, acting with ``net``'s weights (version ``version``)."""
-        ...
-
-    def add_snapshot(self, step: int, path: str, payload: dict[str, Any]) -> None:
-        """A league snapshot for every worker's league."""
-        ...
-
-    def state_dict(self) -> dict[str, Any]:
-        """The workers' part of a checkpoint's resume state."""
-        ...
-
-    def load_state_dict(self, resume: dict[str, Any]) -> None:
-        """Restore what ``state_dict`` saved (from a checkpoint's ``resume``)."""
-        ...
-
-    def scalars(self) -> dict[str, float]:
-        """What to log about the workers (``charts/actors`` and the like)."""
-        ...
-
-    def close(self) -> None: ...
-
-
-class LocalRollouts:
-    """One ``RolloutWorker`` in this process, acting with the learner's own network (``bigtwo train``).
-    Its checkpoint layout is the resume keys ``env``, ``store``, ``league``, ``rng``, ``episode_length``."""
-
-    resume_flags = ""
-
-    def __init__(self, loop: SelfPlay) -> None:
-        cfg = loop.cfg
-        self.worker = RolloutWorker(
-            cfg,
-            loop.variant,
-            loop.net,
-            seed=cfg.seed,
-            num_envs=cfg.num_envs,
-            device=loop.device,
-            root=loop.run.dir,
-            scale=loop.scale,
-        )
-
-    def collect(self, net: torch.nn.Module, version: int) -> list[Batch]:
-        batch = self.worker.collect()
-        batch.version = version
-        return [batch]
-
-    def add_snapshot(self, step: int, path: str, payload: dict[str, Any]) -> None:
-        self.worker.league.add_snapshot(step, path)  # the file is at hand: read it like a resume would
-
-    def state_dict(self) -> dict[str, Any]:
-        return self.worker.state_dict()
-
-    def load_state_dict(self, resume: dict[str, Any]) -> None:
-        if "workers" in resume:
-            raise ValueError(
-                f"this checkpoint was written by a run on Ray ({len(resume['workers'])} rollout actors): "
-                "resume it with --ray"
-            )
-        self.worker.load_state_dict(resume)
-
-    def scalars(self) -> dict[str, float]:
-        return {"charts/actors": 1.0}
-
-    def close(self) -> None:
-        pass
 
 
 class SelfPlay:
     """Set-up, resume, rollouts, schedules and the end of a self-play run; see the module docstring.
 
-    ``rollouts`` builds the rollouts from the loop (the learner's network, run folder and device
-    are set up by then): ``LocalRollouts`` or a ``train.ray_actors.RayRollouts`` factory."""
+    ``rollouts`` builds the rollouts from a ``RolloutSetup`` (the learner's network, run folder
+    and device are set up by then): ``LocalRollouts`` or a ``train.ray.actors.RayRollouts`` maker."""
 
-    def __init__(self, cfg: TrainConfig, rollouts: Callable[[SelfPlay], Rollouts] = LocalRollouts) -> None:
+    def __init__(self, cfg: TrainConfig, rollouts: RolloutsFactory = LocalRollouts) -> None:
         self.cfg, self.algo_name = cfg, cfg.algo
-        self.algo = algorithm(cfg.algo)
+        self.algo = trainer_module(cfg.algo)
         self.variant = load_variant(cfg.variant, **cfg.variant_settings)
         check_agents(cfg, self.variant)
         self.run = Run(cfg, self.variant)  # run folder, TensorBoard, seeds, threads, determinism
         self.device = self.run.device
         self.scale = cfg.resolved_reward_scale(self.variant)
-        self.net = scorer(cfg, self.variant, obs_size(self.variant.players), self.algo.SCORE_STD).to(self.device)
+        self.net = make_scorer(cfg, self.variant).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
         self.shuffle = np.random.default_rng([cfg.seed, 2])  # minibatch order
         self.episodes = Episodes(0)  # the games the rollouts report, logged per update
         self.global_step, self.update, self.lr = 0, 0, cfg.lr
         self.rejected = 0
-        self.rollouts = rollouts(self)
+        run = self.run
+        self.rollouts = rollouts(
+            RolloutSetup(cfg, self.variant, self.net, self.device, self.scale, run.dir, run.run_id, run.say)
+        )
 
     # ------------------------------------------------------------ start
 
@@ -240,7 +168,7 @@ class SelfPlay:
             self.episodes.add(b.episodes)
         self.waiting = sum(b.waiting for b in batches)
         self.steps_this_update = sum(b.steps for b in batches)
-        self.last_batches = batches  # for train.ray_bench: each worker's own time
+        self.last_batches = batches  # for benchmarks/ray_bench.py: each worker's own time
         return Decisions.concat([b.decisions for b in batches]), time.time() - t0
 
     def end_update(
@@ -347,7 +275,7 @@ class SelfPlay:
         )
 
 
-def train(cfg: TrainConfig, rollouts: Callable[[SelfPlay], Rollouts] = LocalRollouts) -> RunResult:
+def train(cfg: TrainConfig, rollouts: RolloutsFactory = LocalRollouts) -> RunResult:
     """Self-play with the algorithm ``cfg.algo`` names: per update a rollout (the finished decisions
     and their targets), the algorithm's update on them, then logs, snapshots, evaluations and
     checkpoints when due."""
@@ -372,7 +300,7 @@ def train(cfg: TrainConfig, rollouts: Callable[[SelfPlay], Rollouts] = LocalRoll
 def run_training(cfg: TrainConfig, ray: str | None = None) -> RunResult:
     """Run the trainer ``cfg.algo`` names (``train.ppo`` or ``train.dmc``); returns its ``RunResult``.
     ``ray``: ``None`` trains in this process; ``local``, ``auto`` or a cluster address trains with
-    ``cfg.ray_actors`` rollout actors on that Ray cluster (``train.ray_actors``; needs the ``ray``
+    ``cfg.ray_actors`` rollout actors on that Ray cluster (``train.ray.actors``; needs the ``ray``
     extra). A SIGTERM or SIGINT meanwhile ends it early with a final checkpoint (``train.signals``).
 
     This is what ``bigtwo train [--ray ADDRESS]`` runs once the config is read (``train.load_config``)."""
@@ -381,7 +309,7 @@ def run_training(cfg: TrainConfig, ray: str | None = None) -> RunResult:
             return train(cfg)
         from arena.cluster import connect
 
-        from .ray_actors import RayRollouts
+        from .ray.actors import RayRollouts
 
         with connect(ray):
-            return train(cfg, lambda loop: RayRollouts(loop, address=ray))
+            return train(cfg, lambda setup: RayRollouts(setup, address=ray))

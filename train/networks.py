@@ -18,7 +18,7 @@ number of legal plays, not the padded width; the scores are then put back into a
 
 Measured on this project's 2-core CPU (torch 2.13, 1 thread, median of 21): a batch of 1024 real
 ``taiwan`` decisions from random play (mid-game, 3,135 legal plays, padded width 31);
-``python -m train.networks`` re-measures:
+``python -m benchmarks.dense_head`` (run from the repository) re-measures:
 
 | encoder, scorer | head | forward (ms) | forward + backward (ms) | parameters |
 |---|---|---|---|---|
@@ -156,89 +156,6 @@ class ActionScorer(nn.Module):
         )
 
 
-class DenseHead(nn.Module):
-    """For comparison only: the same state encoder with a 20k-wide output masked to the legal plays."""
-
-    def __init__(self, obs_size: int, num_actions: int, hidden_size: int = 256, state_layers: int = 2) -> None:
-        super().__init__()
-        layers: list[nn.Module] = []
-        width = obs_size
-        for _ in range(state_layers):
-            layers += [nn.Linear(width, hidden_size), nn.ReLU()]
-            width = hidden_size
-        self.state_encoder = nn.Sequential(*layers)
-        self.head = nn.Linear(hidden_size, num_actions)
-        self.value = nn.Linear(hidden_size, 1)
-
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        state = self.state_encoder(obs)
-        return self.head(state).masked_fill(~mask, float("-inf")), self.value(state).squeeze(-1)
-
-
 def build_network(kwargs: dict, variant: Variant) -> ActionScorer:
     """An ``ActionScorer`` with the saved constructor ``kwargs``, scoring ``variant``'s plays."""
     return ActionScorer(features=action_features(variant), **kwargs)
-
-
-def _benchmark(batch: int = 1024, repeats: int = 21, hidden: int = 128, pair: int = 64, threads: int = 1) -> None:
-    """Forward / forward+backward time (median of ``repeats``) of the legal-only scorer vs a
-    dense 20k head with the same state encoder."""
-    import time
-
-    from bigtwo_env.vector import VectorEnv
-
-    torch.set_num_threads(threads)
-    venv = VectorEnv("taiwan", num_envs=batch, seed=0)
-    obs, info = venv.reset(seed=0)
-    rng = np.random.default_rng(0)
-    for _ in range(20):  # into the middle of the games
-        ids, counts = info["legal_ids"], info["legal_counts"]
-        pick = (rng.random(batch) * counts).astype(np.int64)
-        obs, _, _, _, info = venv.step(ids[np.arange(batch), pick].astype(np.int64))
-    o = torch.as_tensor(obs)
-    legal = torch.as_tensor(info["legal_ids"].astype(np.int64))
-    counts = torch.as_tensor(info["legal_counts"].astype(np.int64))
-    mask = torch.as_tensor(venv.action_masks().astype(bool))
-    sparse = ActionScorer(venv.obs_size, action_features(venv.variant), hidden_size=hidden, pair_size=pair)
-    dense = DenseHead(venv.obs_size, venv.num_actions, hidden_size=hidden)
-
-    def timed(fn) -> float:
-        fn()
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return float(np.median(times)) * 1000
-
-    def fwd_sparse():
-        with torch.no_grad():
-            sparse(o, legal, counts)
-
-    def fb_sparse():
-        s, v = sparse(o, legal, counts)
-        (masked_log_softmax(s, legal_mask(counts, s.shape[1]))[:, 0].sum() + v.sum()).backward()
-
-    def fwd_dense():
-        with torch.no_grad():
-            dense(o, mask)
-
-    def fb_dense():
-        s, v = dense(o, mask)
-        (torch.log_softmax(s, -1).masked_fill(~mask, 0)[:, 0].sum() + v.sum()).backward()
-
-    n_sparse = sum(p.numel() for p in sparse.parameters()) / 1e6
-    n_dense = sum(p.numel() for p in dense.parameters()) / 1e6
-    print(
-        f"batch {batch}, legal plays {int(counts.sum())} (mean {counts.float().mean():.1f}, width {legal.shape[1]}), "
-        f"encoder {hidden} x 2, scorer {pair}, {threads} thread(s)"
-    )
-    print("| head | forward (ms) | forward + backward (ms) | parameters |")
-    print("|---|---|---|---|")
-    print(f"| legal plays only | {timed(fwd_sparse):.1f} | {timed(fb_sparse):.1f} | {n_sparse:.2f} M |")
-    print(f"| dense {venv.num_actions}-wide head | {timed(fwd_dense):.1f} | {timed(fb_dense):.1f} | {n_dense:.1f} M |")
-
-
-if __name__ == "__main__":
-    _benchmark()
-    _benchmark(hidden=256, pair=128)

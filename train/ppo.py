@@ -28,8 +28,8 @@ import numpy as np
 import torch
 
 from .config import TrainConfig
+from .decisions import Decisions, DecisionStore, gae
 from .networks import ActionScorer, legal_mask, masked_log_softmax
-from .storage import Decisions, DecisionStore, gae
 
 SNAPSHOT_MODE = "sample"  # league snapshots sample from their policy, as the learner does
 STORE_SLACK = 1  # decisions per seat carried beyond num_steps per slot

@@ -1,10 +1,18 @@
 """Rollouts: a batch of engine matches played by the policy and its league, the learner's finished
-decisions handed out with their training targets.
+decisions handed out with their training targets; and what builds them.
 
-``RolloutWorker`` is the one rollout of every trainer: ``bigtwo train`` runs one in its own
-process (sharing the learner's network), ``bigtwo train --ray`` runs one inside each Ray actor
-(``train.ray_actors``, with a copy of the network that the learner's weights overwrite before
-each rollout). A worker owns:
+The learner (``train.loop.SelfPlay``) tells its rollouts what they need of the run in one small
+``RolloutSetup`` (config, variant, its network, device, reward scale, run folder and id, where
+to print), and takes its batches through the ``Rollouts`` protocol. Two implement it:
+``LocalRollouts`` (one ``RolloutWorker`` in this process, sharing the learner's network: what
+``bigtwo train`` runs) and ``train.ray.actors.RayRollouts`` (a ``RolloutWorker`` inside each Ray
+actor, with a copy of the network that the learner's weights overwrite before each rollout:
+``bigtwo train --ray``). Both are built from a ``RolloutSetup``, so neither knows the loop.
+
+The factories both sides share live here too: ``trainer_module`` (the module of an ``algo``:
+``train.ppo`` or ``train.dmc``) and ``make_scorer`` (the ``ActionScorer`` a config describes).
+
+``RolloutWorker`` is the one rollout of every trainer. A worker owns:
 
 - a ``VectorEnv`` of ``num_envs`` matches (``copy=False``: each step's arrays are read, or copied
   into the store, before the next step);
@@ -23,9 +31,16 @@ its pending decision, and slots whose match ended draw new opponents.
 
 ``collect()`` is what a learner asks for: ``play``, then the algorithm's targets over the store
 (GAE for PPO, Monte-Carlo returns for DMC), the finished decisions taken out as a ``Batch``
-(``storage.Decisions`` with the steps played, the games' results and where it comes from), and
+(``decisions.Decisions`` with the steps played, the games' results and where it comes from), and
 the rest carried. ``state_dict`` / ``load_state_dict`` are the worker's part of a checkpoint's
 resume state (matches, store, league, random generators, per-slot game lengths).
+
+>>> trainer_module("dmc").__name__, trainer_module("dmc").SCORE_STD
+('train.dmc', 1.0)
+>>> trainer_module("a2c")
+Traceback (most recent call last):
+...
+ValueError: unknown algo 'a2c'; allowed: ppo, dmc
 """
 
 from __future__ import annotations
@@ -36,41 +51,45 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
+from bigtwo_env.observation import obs_size
 from bigtwo_env.variant import Variant
 from bigtwo_env.vector import VectorEnv
 
 from .checkpoint import env_state, load_env_state, load_rng_state, rng_state, tensors_to_arrays
-from .config import TrainConfig
+from .config import ALGOS, TrainConfig
+from .decisions import Decisions, DecisionStore
 from .episodes import Episodes
 from .league import League
 from .networks import ActionScorer, action_features
-from .storage import Decisions, DecisionStore
 
 # (obs, legal ids, legal counts) of the learner's deciding rows -> (pick, log-probability, value)
 Choose = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
-def algorithm(name: str) -> ModuleType:
-    """The trainer module of ``name`` (``train.ppo`` or ``train.dmc``): its ``Acting``,
+def trainer_module(algo: str) -> ModuleType:
+    """The trainer module of ``algo`` (``train.ppo`` or ``train.dmc``): its ``Acting``,
     ``targets``, ``update`` and settings (``SNAPSHOT_MODE``, ``STORE_SLACK``, ``SCORE_STD``)."""
-    return importlib.import_module(f"{__package__}.{name}")
+    if algo not in ALGOS:
+        raise ValueError(f"unknown algo {algo!r}; allowed: {', '.join(ALGOS)}")
+    return importlib.import_module(f"{__package__}.{algo}")
 
 
-def scorer(cfg: TrainConfig, variant: Variant, obs_size: int, score_std: float) -> ActionScorer:
-    """The ``ActionScorer`` the config describes (freshly initialised)."""
+def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
+    """The freshly initialised ``ActionScorer`` the config describes, for ``variant``'s observation
+    and plays, its output layer scaled as ``cfg.algo``'s trainer wants (``SCORE_STD``)."""
     return ActionScorer(
-        obs_size,
+        obs_size(variant.players),
         action_features(variant),
         cfg.hidden_size,
         cfg.state_layers,
         cfg.pair_size,
         cfg.pair_layers,
-        score_std=score_std,
+        score_std=trainer_module(cfg.algo).SCORE_STD,
     )
 
 
@@ -105,7 +124,7 @@ class Batch:
     seconds: float
     """Wall time of the rollout, targets included."""
     actor: str = "local"
-    """The actor that played it (``train.gate``: a learner takes each actor's batches once, in order)."""
+    """The actor that played it (``train.ray.gate``: a learner takes each actor's batches once, in order)."""
     seq: int = 0
     """The actor's rollout number: 1, 2, ... (0 for the trainer's own worker)."""
     version: int = 0
@@ -133,7 +152,7 @@ class RolloutWorker:
         scale: float,
     ) -> None:
         self.cfg, self.variant, self.net, self.num_envs, self.scale = cfg, variant, net, num_envs, scale
-        self.algo = algorithm(cfg.algo)
+        self.algo = trainer_module(cfg.algo)
         self.venv = VectorEnv(variant, num_envs=num_envs, seed=seed, copy=False)
         self.league = League(
             variant,
@@ -225,3 +244,104 @@ class RolloutWorker:
         load_rng_state(state["rng"], **self.generators)
         self.episodes.length[:] = np.asarray(tensors_to_arrays(state["episode_length"]))
         self.view = view(self.venv)
+
+
+# ---------------------------------------------------------------- what the learner talks to
+
+
+@dataclass(frozen=True)
+class RolloutSetup:
+    """What rollouts need of a run, handed to them by the learner (``train.loop.SelfPlay``)."""
+
+    cfg: TrainConfig
+    variant: Variant
+    net: ActionScorer
+    """The learner's network (``LocalRollouts`` acts with it; Ray actors act with copies of its weights)."""
+    device: torch.device
+    """The learner's device."""
+    scale: float
+    """The reward scale (``TrainConfig.resolved_reward_scale``)."""
+    run_dir: Path
+    """The run folder (league snapshots given by path are read from it)."""
+    run_id: str
+    """The run's id (Ray actors are named after it)."""
+    say: Callable[[str], None] = print
+    """Where a line for the user goes (under the progress bar)."""
+
+
+class Rollouts(Protocol):
+    """Where the learner's batches come from: ``LocalRollouts`` or ``train.ray.actors.RayRollouts``."""
+
+    resume_flags: str
+    """What ``bigtwo train --resume RUN_DIR`` needs besides to resume the run (``--ray ADDRESS``)."""
+
+    def collect(self, net: torch.nn.Module, version: int) -> list[Batch]:
+        """One rollout of every worker, acting with ``net``'s weights (version ``version``)."""
+        ...
+
+    def add_snapshot(self, step: int, path: str, payload: dict[str, Any]) -> None:
+        """A league snapshot for every worker's league."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """The workers' part of a checkpoint's resume state."""
+        ...
+
+    def load_state_dict(self, resume: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` saved (from a checkpoint's ``resume``)."""
+        ...
+
+    def scalars(self) -> dict[str, float]:
+        """What to log about the workers (``charts/actors`` and the like)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+RolloutsFactory = Callable[[RolloutSetup], Rollouts]
+"""What ``train.loop.train`` builds its rollouts with: ``LocalRollouts``, or a ``RayRollouts`` maker."""
+
+
+class LocalRollouts:
+    """One ``RolloutWorker`` in this process, acting with the learner's own network (``bigtwo train``).
+    Its checkpoint layout is the resume keys ``env``, ``store``, ``league``, ``rng``, ``episode_length``."""
+
+    resume_flags = ""
+
+    def __init__(self, setup: RolloutSetup) -> None:
+        cfg = setup.cfg
+        self.worker = RolloutWorker(
+            cfg,
+            setup.variant,
+            setup.net,
+            seed=cfg.seed,
+            num_envs=cfg.num_envs,
+            device=setup.device,
+            root=setup.run_dir,
+            scale=setup.scale,
+        )
+
+    def collect(self, net: torch.nn.Module, version: int) -> list[Batch]:
+        batch = self.worker.collect()
+        batch.version = version
+        return [batch]
+
+    def add_snapshot(self, step: int, path: str, payload: dict[str, Any]) -> None:
+        self.worker.league.add_snapshot(step, path)  # the file is at hand: read it like a resume would
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.worker.state_dict()
+
+    def load_state_dict(self, resume: dict[str, Any]) -> None:
+        if "workers" in resume:
+            raise ValueError(
+                f"this checkpoint was written by a run on Ray ({len(resume['workers'])} rollout actors): "
+                "resume it with --ray"
+            )
+        self.worker.load_state_dict(resume)
+
+    def scalars(self) -> dict[str, float]:
+        return {"charts/actors": 1.0}
+
+    def close(self) -> None:
+        pass

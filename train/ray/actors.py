@@ -12,7 +12,7 @@ update are the very functions ``bigtwo train`` runs (``train.rollout``, ``train.
 every actor for one rollout with them; each actor loads the weights, plays ``num_steps`` steps,
 computes its decisions' targets and returns its finished decisions as one ``Batch`` tagged with
 its id, rollout number and the weights version. The learner takes the batches that pass the
-``train.gate.BatchGate`` (each live actor's next batch, of the weights just sent), joins them in
+``train.ray.gate.BatchGate`` (each live actor's next batch, of the weights just sent), joins them in
 actor order and runs the update. Rollouts and updates alternate: ``charts/learner_utilisation``
 is the learner's share of the wall time, ``charts/actors`` the live actors,
 ``charts/sps`` env-steps per second; the progress bar shows all three.
@@ -35,23 +35,19 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import ray
 import torch
 from ray.exceptions import RayActorError
 
-from bigtwo_env.observation import obs_size
 from bigtwo_env.variant import load_variant
 
-from . import checkpoint as ckpt
-from .config import make_config
+from .. import checkpoint as ckpt
+from ..config import make_config
+from ..rollout import Batch, RolloutSetup, RolloutWorker, make_scorer
 from .gate import BatchGate
-from .rollout import Batch, RolloutWorker, algorithm, scorer
-
-if TYPE_CHECKING:
-    from .loop import SelfPlay
 
 
 def actor_seed(seed: int, slot: int, incarnation: int) -> int:
@@ -99,7 +95,7 @@ class RolloutActor:
         cfg = make_config(config, source="the learner's config")
         torch.set_num_threads(max(1, int(cfg.ray_actor_cpus)))
         variant = load_variant(cfg.variant, **cfg.variant_settings)
-        net = scorer(cfg, variant, obs_size(variant.players), algorithm(cfg.algo).SCORE_STD)
+        net = make_scorer(cfg, variant)
         self.worker = RolloutWorker(
             cfg, variant, net, seed=seed, num_envs=num_envs, device=torch.device("cpu"), root=root, scale=scale
         )
@@ -132,11 +128,12 @@ class RolloutActor:
 
 
 class RayRollouts:
-    """The rollout actors of a run, their faults and their checkpoint state (``train.loop.Rollouts``)."""
+    """The rollout actors of a run, their faults and their checkpoint state (``train.rollout.Rollouts``),
+    built from the learner's ``RolloutSetup``."""
 
-    def __init__(self, loop: SelfPlay, address: str = "local") -> None:
-        cfg = self.cfg = loop.cfg
-        self.loop = loop
+    def __init__(self, setup: RolloutSetup, address: str = "local") -> None:
+        cfg = self.cfg = setup.cfg
+        self.setup = setup
         have = ray.cluster_resources().get("CPU", 0.0)
         need = cfg.ray_actors * cfg.ray_actor_cpus
         if need > have:
@@ -159,15 +156,15 @@ class RayRollouts:
 
     def _spawn(self, slot: int) -> Any:
         """Start the actor of ``slot`` (from its pending resume state, else afresh)."""
-        loop, inc = self.loop, self.incarnation[slot]
+        setup, inc = self.setup, self.incarnation[slot]
         actor_id = f"{slot}.{inc}"
-        handle = self.actor_class.options(name=f"bigtwo-rollout-{loop.run.run_id}-{actor_id}").remote(
+        handle = self.actor_class.options(name=f"bigtwo-rollout-{setup.run_id}-{actor_id}").remote(
             self.cfg.to_dict(),
             actor_id,
             actor_seed(self.cfg.seed, slot, inc),
             self.sizes[slot],
-            str(loop.run.dir),
-            loop.scale,
+            str(setup.run_dir),
+            setup.scale,
             pack([list(s) for s in self.snapshots]),
             None if self.pending[slot] is None else pack(self.pending[slot]),
         )
@@ -192,7 +189,7 @@ class RayRollouts:
         self.actors[slot] = None
         self._spawn(slot)
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        self.loop.run.say(
+        self.setup.say(
             f"rollout actor {old} died ({reason[:160]}); replaced by {self.ids[slot]}, its matches start afresh"
         )
 
@@ -251,7 +248,7 @@ class RayRollouts:
                 f"resume it with --set ray_actors={len(workers)}"
             )
         saved = workers[0]["league"]["snapshots"]
-        self.snapshots = [(int(s["step"]), s["path"], ckpt.load(self.loop.run.dir / s["path"])) for s in saved]
+        self.snapshots = [(int(s["step"]), s["path"], ckpt.load(self.setup.run_dir / s["path"])) for s in saved]
         for slot, state in enumerate(workers):
             self.incarnation[slot] = int(state["incarnation"])
             self.pending[slot] = state

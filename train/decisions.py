@@ -1,4 +1,4 @@
-"""Rollout storage: the learner's decisions, linked per (match slot, seat), with their rewards.
+"""The learner's decisions, linked per (match slot, seat), with their rewards: what rollouts store.
 
 In self-play on the vector env every step is one decision of one seat in each match, and a
 seat's rewards arrive only when a game ends (on another seat's step, usually). So a seat's

@@ -1,8 +1,11 @@
 """RLlib on our environment: PPO of RLlib's current API stack trained on the PettingZoo env, then
 played in a bigtwo tournament.
 
-    python -m train.rllib_example                          3 iterations on taiwan, then 100 deals vs random
-    python -m train.rllib_example --iterations 20 --deals 500 --opponent heuristic
+    python -m examples.rllib_example                       3 iterations on taiwan, then 100 deals vs random
+    python -m examples.rllib_example --iterations 20 --deals 500 --opponent heuristic
+
+Run from the repository's root (``examples/`` is not installed with the package);
+``tests/test_ray.py`` runs it.
 
 Proof that the environment works in the ecosystem's own trainer, not a trainer of ours: the AEC
 env (``bigtwo_env.env``) goes through RLlib's own PettingZoo wrapper
@@ -167,7 +170,7 @@ def play(agent: Agent, variant: Variant, opponent: str, deals: int, seed: int) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m train.rllib_example", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m examples.rllib_example", description=__doc__.splitlines()[0])
     p.add_argument("--iterations", type=int, default=3, help="RLlib training iterations (default 3)")
     p.add_argument("--deals", type=int, default=100, help="tournament deals afterwards (default 100)")
     p.add_argument("--opponent", default="random", help="the agent at the other seats (default random)")
