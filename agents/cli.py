@@ -1,5 +1,5 @@
 """The ``bigtwo tournament``, ``bigtwo ladder``, ``bigtwo move-time``, ``bigtwo tune`` and ``bigtwo play``
-subcommands (see ``agents.tournament``, ``agents.ladder``, ``agents.move_time``, ``agents.tune`` and
+subcommands (see ``agents.tournament``, ``agents.ladder``, ``agents.move_time``, ``agents.heuristic.tune`` and
 ``agents.play``). Heavy imports happen inside the handlers.
 
 A first run compiles the Numba kernels (about a minute) before anything else shows: each command
@@ -19,7 +19,10 @@ from bigtwo_env.settings import parse_settings
 
 # The compiled kernels every command runs (the engine's, the observation's), and the agents' own.
 ENGINE_KERNELS = ("bigtwo_env/kernels.py", "bigtwo_env/observation.py")
-AGENT_KERNELS = {"heuristic": "agents/heuristic.py", "search": "agents/heuristic.py"}
+AGENT_KERNELS = {
+    "heuristic": ("agents/heuristic/agent.py",),
+    "search": ("agents/heuristic/agent.py", "agents/search.py"),
+}
 COMPILING = "bigtwo: compiling the game's kernels (first run after an install or an update, about a minute)..."
 
 
@@ -47,7 +50,7 @@ def say_if_compiling(agents: Sequence[str] = (), stream: TextIO | None = None) -
     from bigtwo_env.jit import CACHE_DIR
 
     names = {str(a).partition(":")[0].strip().lower() for a in agents}
-    modules = [*ENGINE_KERNELS, *sorted({AGENT_KERNELS[n] for n in names if n in AGENT_KERNELS})]
+    modules = [*ENGINE_KERNELS, *sorted({m for n in names if n in AGENT_KERNELS for m in AGENT_KERNELS[n]})]
     if kernels_cached(CACHE_DIR, modules):
         return False
     out = sys.stderr if stream is None else stream
@@ -149,7 +152,7 @@ def _move_time(args: argparse.Namespace) -> int:
 
 
 def _tune(args: argparse.Namespace) -> int:
-    from .tune import tune_weights
+    from .heuristic.tune import tune_weights
 
     overrides = variant_overrides(args)
     say_if_compiling(["heuristic"])
@@ -312,14 +315,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     mt.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     mt.set_defaults(func=_move_time)
 
-    from .tune import DEFAULT_DEALS as TUNE_DEALS
-    from .tune import DEFAULT_MIN_GAIN, DEFAULT_ROUNDS
-    from .tune import DEFAULT_SEED as TUNE_SEED
+    from .heuristic.tune import DEFAULT_DEALS as TUNE_DEALS
+    from .heuristic.tune import DEFAULT_MIN_GAIN, DEFAULT_ROUNDS
+    from .heuristic.tune import DEFAULT_SEED as TUNE_SEED
 
     tu = sub.add_parser(
         "tune",
         help="tune the heuristic's weights for a variant by coordinate search on duplicate deals",
-        description="Coordinate search of the heuristic's weights (agents.tune): each weight in turn takes the "
+        description="Coordinate search of the heuristic's weights (agents.heuristic.tune): each weight in turn takes the "
         "value that scores best in one seat against copies of the default heuristic, on the same duplicate "
         "deals; prints each step on stderr and the weights found as a list heuristic:weights=[...] takes.",
     )

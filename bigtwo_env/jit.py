@@ -48,7 +48,11 @@ import numba
 
 # Every module holding compiled kernels, relative to the folder that holds the packages.
 KERNEL_SOURCES = (
-    "agents/heuristic.py",
+    "agents/heuristic/agent.py",
+    "agents/heuristic/control.py",
+    "agents/heuristic/decision.py",
+    "agents/heuristic/planner.py",
+    "agents/search.py",
     "bigtwo_env/jit.py",
     "bigtwo_env/kernels.py",
     "bigtwo_env/observation.py",
