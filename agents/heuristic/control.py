@@ -107,11 +107,11 @@ def _top_value(m, r, suit_rank):
 
 
 @njit(inline="always")
-def single_control(c, unseen, f, lookups, w):
-    """Control of a single card ``c``."""
-    if lookups.two_ends and c // 4 == 12:
+def single_control(c, unseen, f, higher, w, two_ends):
+    """Control of a single card ``c`` (``higher``: ``Lookups.higher``; ``two_ends``: ``Lookups.two_ends``)."""
+    if two_ends and c // 4 == 12:
         return 1.0
-    k = popcount(unseen & lookups.higher[c])
+    k = popcount(unseen & higher[c])
     if k == 0:
         return 1.0
     v = 1.0 - k * f / w[Weight.SINGLE_SPAN]
@@ -119,9 +119,9 @@ def single_control(c, unseen, f, lookups, w):
 
 
 @njit(inline="always")
-def group_control(r, m, size, unseen, f, suit_rank, lookups, w):
+def group_control(r, m, size, unseen, f, suit_rank, w, two_ends):
     """Control of a pair (size 2) or triple (3) of rank ``r`` with suits ``m``."""
-    if size == 3 and lookups.two_ends and r == 12:
+    if size == 3 and two_ends and r == 12:
         return 1.0
     k = 0.0
     for r2 in range(r + 1, 13):
@@ -140,11 +140,12 @@ def group_control(r, m, size, unseen, f, suit_rank, lookups, w):
 
 
 @njit(inline="always")
-def play_control(a, unseen, f, rules, lookups, w):
-    """Control (0..1) of action ``a`` given the unseen cards."""
+def play_control(a, unseen, f, rules, five_ctrl, higher, w, two_ends):
+    """Control (0..1) of action ``a`` given the unseen cards (the arrays of ``Lookups``: the hot
+    kernels take them one by one, as taking a tuple's member in a loop costs a reference count)."""
     size = rules.sizes[a]
     if size >= 5:
-        return lookups.five_ctrl[a]
+        return five_ctrl[a]
     mask = rules.masks[a]
     low = -1
     for c in range(52):
@@ -152,6 +153,6 @@ def play_control(a, unseen, f, rules, lookups, w):
             low = c
             break
     if size == 1:
-        return single_control(low, unseen, f, lookups, w)
+        return single_control(low, unseen, f, higher, w, two_ends)
     r = low // 4
-    return group_control(r, rank_suits(mask, r), size, unseen, f, rules.suit_rank, lookups, w)
+    return group_control(r, rank_suits(mask, r), size, unseen, f, rules.suit_rank, w, two_ends)

@@ -6,21 +6,26 @@ engine's ``Rules``, the heuristic's ``Lookups`` and a set of weights. The agent 
 position from an observation (``agents.heuristic.agent.read_obs``); search's rollouts build it
 from the engine state (``agents.search``).
 
-* **Lead.** Each candidate (the plan's pieces and every rank group, or every legal play on the
-  game's first lead and with small hands) is scored by the plan cost of the hand left after it,
-  plus a bonus per extra card shed by a weak combination. A play that starts a sure way out
-  (sure winners first, then the last play) is taken. A lead of ``n`` cards while an opponent
-  holds exactly ``n`` is penalised by how likely ``n`` cards are one play (a single always) and
-  how beatable the lead is.
-* **Answer.** Each beating play is scored by how much it lowers the plan cost, plus the value
-  of taking the lead, minus a cost for spending control while every opponent still holds many
-  cards. Pass scores 0, less a tempo cost (large with two players: passing hands the lead
-  straight back) and a pressing penalty when an opponent could go out: one holds as many cards
-  as the trick, or owns the trick and could lead out, or holds at most two cards. While
-  pressing, stronger answers score higher.
-* **Last-card rule.** The seat-to-act's duty is obeyed: plays that would breach it score far
-  below the rest (``BIG`` less), so under ``liability`` a breach happens only when it is the
-  only legal play.
+How leads and answers are scored, and how the last-card duty is obeyed, is the package's
+docstring (``agents.heuristic``): its **Lead**, **Answer** and **Last-card rule**. A play that
+ends the game scores ``BIG``; one that breaches the duty, ``BIG`` less; one not considered, ``NEG``.
+
+>>> from bigtwo_env import load_variant
+>>> from bigtwo_env.actions import action_table
+>>> from bigtwo_env.engine import make_rules
+>>> from agents.heuristic.control import make_lookups
+>>> from agents.heuristic.planner import new_work
+>>> from agents.heuristic.weights import DEFAULT_WEIGHTS
+>>> variant = load_variant("taiwan")
+>>> table = action_table(variant)
+>>> rules, lookups = make_rules(variant, table), make_lookups(variant, table)
+>>> low, top = int(table.encode([0])), int(table.encode([51]))  # the lowest and the highest single
+>>> unseen = np.uint64(((1 << 52) - 1) ^ (1 << 51) ^ 1)
+>>> pos = Position(np.uint64(1 << 51), unseen, np.array([1, 5, 5, 5]), np.int64(low), np.int64(3), np.int64(0), np.int64(-1))
+>>> legal, scores = np.array([0, top], dtype=np.int32), np.zeros(2)  # pass, or go out with the last card
+>>> best = decide(pos, legal, 2, rules, lookups, DEFAULT_WEIGHTS, False, scores, new_work(2))
+>>> int(best), float(scores[1]) == BIG, bool(scores[0] < 0)
+(1, True, True)
 """
 
 from __future__ import annotations
@@ -109,7 +114,9 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
     players = rules.ip[kernels.IP_PLAYERS]
     cards_each = rules.ip[kernels.IP_CPP]
     hand, unseen, counts, table, owner, duty = pos.hand, pos.unseen, pos.counts, pos.table, pos.owner, pos.duty
-    multi, marks, danger = work.multi, work.marks, work.danger
+    five_ctrl, higher, suit_order, two_ends = lookups
+    multi, mctrl, count, suits = work.multi, work.multi_ctrl, work.rank_count, work.rank_suits
+    marks, danger = work.marks, work.danger
     work.memo.filled[:] = False  # the memo holds this decision's controls only
     opp_cards = 0
     min_opp = 99
@@ -142,7 +149,7 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
             for i in range(n):
                 mark[i] = True
         else:
-            m = gen_multi(hand, rules, lookups, work)
+            m = gen_multi(hand, rules, five_ctrl, suit_order, multi, mctrl, count, suits)
             _lead_candidates(hand, legal, n, rules, multi, m, mark)
             j = _find(legal, n, top_id)
             if j >= 0:
@@ -159,7 +166,7 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
                 sc = BIG
             else:
                 after, tally = plan_cost(rest, unseen, f, rules, lookups, w, work)
-                ctrl = play_control(a, unseen, f, rules, lookups, w)
+                ctrl = play_control(a, unseen, f, rules, five_ctrl, higher, w, two_ends)
                 sc = -after + w[Weight.SIZE] * (size - 1) * (1.0 - ctrl)
                 if ctrl >= SURE and (tally // 100) % 100 <= 1:
                     sc += SURE_LINE  # sure plays first, then the one unsure play: a won game
@@ -194,7 +201,7 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
     if n > MAX_ANSWERS and not full:
         # a big hand answering five cards: score pass, the planner's pieces and the lowest plays
         mark[:] = False
-        m = gen_multi(hand, rules, lookups, work)
+        m = gen_multi(hand, rules, five_ctrl, suit_order, multi, mctrl, count, suits)
         _lead_candidates(hand, legal, n, rules, multi, m, mark)
         for i in range(MAX_ANSWERS // 2):
             mark[i] = True
@@ -210,7 +217,7 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
                 sc = BIG
             else:
                 after = plan_cost(rest, unseen, f, rules, lookups, w, work)[0]
-                ctrl = play_control(a, unseen, f, rules, lookups, w)
+                ctrl = play_control(a, unseen, f, rules, five_ctrl, higher, w, two_ends)
                 gain = base - after
                 sc = (
                     gain

@@ -89,7 +89,7 @@ def _lowest_in(m, suit_order):
 
 
 @njit(inline="always")
-def _add(mask, rules, lookups, out, ctrl, k):
+def _add(mask, rules, five_ctrl, out, ctrl, k):
     if k >= out.shape[0]:
         return k
     for i in range(k):
@@ -99,21 +99,15 @@ def _add(mask, rules, lookups, out, ctrl, k):
     if a < 0:
         return k
     out[k] = mask
-    ctrl[k] = lookups.five_ctrl[a]
+    ctrl[k] = five_ctrl[a]
     return k + 1
 
 
 @njit
-def gen_multi(hand, rules, lookups, work):
-    """Candidate five-card hands (and pair chains) in ``hand`` for the planner, into ``work.multi``
-    (their controls into ``work.multi_ctrl``); returns how many."""
-    out, ctrl, count, suits, suit_order = (
-        work.multi,
-        work.multi_ctrl,
-        work.rank_count,
-        work.rank_suits,
-        lookups.suit_order,
-    )
+def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
+    """Candidate five-card hands (and pair chains) in ``hand`` for the planner, into ``out`` (their
+    controls into ``ctrl``: ``Work.multi`` and ``Work.multi_ctrl``); returns how many. ``count`` and
+    ``suits`` (``Work.rank_count``, ``Work.rank_suits``) are scratch for the cards per rank."""
     for r in range(13):
         suits[r] = rank_suits(hand, r)
         count[r] = count4(suits[r])
@@ -139,8 +133,8 @@ def gen_multi(hand, rules, lookups, work):
                     s_hi = s
                     break
             m_hi |= U1 << np.uint64(4 * r + s_hi)
-        k = _add(m, rules, lookups, out, ctrl, k)
-        k = _add(m_hi, rules, lookups, out, ctrl, k)
+        k = _add(m, rules, five_ctrl, out, ctrl, k)
+        k = _add(m_hi, rules, five_ctrl, out, ctrl, k)
         for s in range(4):
             sf = True
             for j in range(5):
@@ -150,7 +144,7 @@ def gen_multi(hand, rules, lookups, work):
                 m = U0
                 for j in range(5):
                     m |= U1 << np.uint64(4 * rules.windows[wi, j] + s)
-                k = _add(m, rules, lookups, out, ctrl, k)
+                k = _add(m, rules, five_ctrl, out, ctrl, k)
     # flushes: the five lowest of a suit, and the five lowest preferring cards of lone ranks
     for s in range(4):
         n_s = 0
@@ -165,7 +159,7 @@ def gen_multi(hand, rules, lookups, work):
             if t < 5 and suits[r] >> s & 1:
                 m |= U1 << np.uint64(4 * r + s)
                 t += 1
-        k = _add(m, rules, lookups, out, ctrl, k)
+        k = _add(m, rules, five_ctrl, out, ctrl, k)
         m2 = U0
         t = 0
         for r in range(13):
@@ -176,7 +170,7 @@ def gen_multi(hand, rules, lookups, work):
             if t < 5 and suits[r] >> s & 1 and count[r] > 1:
                 m2 |= U1 << np.uint64(4 * r + s)
                 t += 1
-        k = _add(m2, rules, lookups, out, ctrl, k)
+        k = _add(m2, rules, five_ctrl, out, ctrl, k)
         # the highest five (a strong flush to keep as control)
         m3 = U0
         t = 0
@@ -184,7 +178,7 @@ def gen_multi(hand, rules, lookups, work):
             if t < 5 and suits[r] >> s & 1:
                 m3 |= U1 << np.uint64(4 * r + s)
                 t += 1
-        k = _add(m3, rules, lookups, out, ctrl, k)
+        k = _add(m3, rules, five_ctrl, out, ctrl, k)
     # full houses: each triple with the lowest pair (a true pair first)
     for r3 in range(13):
         if count[r3] < 3:
@@ -210,7 +204,7 @@ def gen_multi(hand, rules, lookups, work):
                     if t < 2 and suits[found] >> s & 1:
                         pm |= U1 << np.uint64(4 * found + s)
                         t += 1
-                k = _add(tm | pm, rules, lookups, out, ctrl, k)
+                k = _add(tm | pm, rules, five_ctrl, out, ctrl, k)
                 break
     # fours: with the lowest lone card, else the lowest other card
     for r4 in range(13):
@@ -226,7 +220,7 @@ def gen_multi(hand, rules, lookups, work):
             if kick >= 0:
                 break
         if kick >= 0:
-            k = _add(qm | (U1 << np.uint64(kick)), rules, lookups, out, ctrl, k)
+            k = _add(qm | (U1 << np.uint64(kick)), rules, five_ctrl, out, ctrl, k)
     # pair chains (only where the variant has them: lookup fails otherwise)
     if rules.ip[kernels.IP_PAIR_CHAIN]:
         for r in range(10):
@@ -239,7 +233,7 @@ def gen_multi(hand, rules, lookups, work):
                         if t < 2 and suits[r + j] >> s & 1:
                             m |= U1 << np.uint64(4 * (r + j) + s)
                             t += 1
-                k = _add(m, rules, lookups, out, ctrl, k)
+                k = _add(m, rules, five_ctrl, out, ctrl, k)
     return k
 
 
@@ -258,12 +252,12 @@ def _tally(ctrl):
 
 
 @njit(inline="always")
-def _singles_cost(r, m, unseen, f, lookups, w):
+def _singles_cost(r, m, unseen, f, higher, w, two_ends):
     cost = 0.0
     tally = 0
     for s in range(4):
         if m >> s & 1:
-            ctrl = single_control(4 * r + s, unseen, f, lookups, w)
+            ctrl = single_control(4 * r + s, unseen, f, higher, w, two_ends)
             cost += _piece(ctrl, w)
             tally += _tally(ctrl)
             if r < w[Weight.LOW_RANK]:
@@ -272,14 +266,14 @@ def _singles_cost(r, m, unseen, f, lookups, w):
 
 
 @njit(inline="always")
-def _rank_cost(r, m, unseen, f, rules, lookups, w):
+def _rank_cost(r, m, unseen, f, rules, higher, w, two_ends):
     """Plan cost and tally of rank ``r``'s cards ``m`` (suit bits): one pair or triple (two pairs
     for four), or singles, whichever is cheaper."""
     c = count4(m)
-    split, split_tally = _singles_cost(r, m, unseen, f, lookups, w)
+    split, split_tally = _singles_cost(r, m, unseen, f, higher, w, two_ends)
     if c == 1:
         return split, split_tally
-    ctrl = group_control(r, m, 2 if c == 4 else c, unseen, f, rules.suit_rank, lookups, w)
+    ctrl = group_control(r, m, 2 if c == 4 else c, unseen, f, rules.suit_rank, w, two_ends)
     pieces = 2 if c == 4 else 1
     group = pieces * _piece(ctrl, w)
     if group <= split:
@@ -311,13 +305,13 @@ def new_work(width):
 
 
 @njit(inline="always")
-def rest_cost(hand, unseen, f, rules, lookups, w, memo):
+def rest_cost(hand, unseen, f, rules, higher, w, two_ends, memo):
     """Plan cost of ``hand`` played rank by rank: each rank's cards as one pair or triple (two
     pairs for four), or as singles (strong cards are worth more apart), whichever is cheaper.
     Returns the cost and the plan's tally (``_tally``). ``memo`` (``new_work``'s) keeps each
     rank's cost for the rest of the decision (the unseen cards, and so every control, are fixed
     while one play is chosen), so the planner's thousands of partial plans cost a lookup per rank."""
-    mc, mt, ok = memo.cost, memo.tally, memo.filled
+    mc, mt, ok = memo  # cost, tally, filled
     cost = 0.0
     tally = 0
     for r in range(13):
@@ -326,7 +320,7 @@ def rest_cost(hand, unseen, f, rules, lookups, w, memo):
             continue
         i = 16 * r + m
         if not ok[i]:
-            mc[i], mt[i] = _rank_cost(r, m, unseen, f, rules, lookups, w)
+            mc[i], mt[i] = _rank_cost(r, m, unseen, f, rules, higher, w, two_ends)
             ok[i] = True
         cost += mc[i]
         tally += mt[i]
@@ -334,12 +328,11 @@ def rest_cost(hand, unseen, f, rules, lookups, w, memo):
 
 
 @njit
-def _search_plan(hand, m, unseen, f, rules, lookups, w, work):
+def _search_plan(hand, multi, mctrl, m, unseen, f, rules, higher, w, two_ends, memo, stack):
     """Depth-first search over sets of disjoint candidate combinations (iterative: Numba's cache
     does not hold recursive functions), the rest grouped by rank; at most ``MAX_NODES`` sets."""
-    multi, mctrl, memo, stack = work.multi, work.multi_ctrl, work.memo, work.stack
-    best, best_tally = rest_cost(hand, unseen, f, rules, lookups, w, memo)
-    hs, nx, acc, accw = stack.hands, stack.next, stack.cost, stack.tally
+    best, best_tally = rest_cost(hand, unseen, f, rules, higher, w, two_ends, memo)
+    hs, nx, acc, accw = stack  # hands, next, cost, tally
     d = 0
     hs[0] = hand
     nx[0] = 0
@@ -359,7 +352,7 @@ def _search_plan(hand, m, unseen, f, rules, lookups, w, work):
         h2 = hs[d] & ~c
         a2 = acc[d] + _piece(mctrl[i], w)
         w2 = accw[d] + _tally(mctrl[i])
-        rc, rw = rest_cost(h2, unseen, f, rules, lookups, w, memo)
+        rc, rw = rest_cost(h2, unseen, f, rules, higher, w, two_ends, memo)
         if a2 + rc < best:
             best = a2 + rc
             best_tally = w2 + rw
@@ -375,6 +368,7 @@ def _search_plan(hand, m, unseen, f, rules, lookups, w, work):
 @njit
 def plan_cost(hand, unseen, f, rules, lookups, w, work):
     """Least plan cost of ``hand`` over partitions into the candidate combinations and the rest,
-    and that plan's tally (``_tally``: its plays, unsure plays and weak plays)."""
-    m = gen_multi(hand, rules, lookups, work)
-    return _search_plan(hand, m, unseen, f, rules, lookups, w, work)
+    and that plan's tally (``_tally``: its plays, unsure plays and weak plays). ``work``: ``new_work``'s."""
+    multi, mctrl, memo, stack = work.multi, work.multi_ctrl, work.memo, work.stack
+    m = gen_multi(hand, rules, lookups.five_ctrl, lookups.suit_order, multi, mctrl, work.rank_count, work.rank_suits)
+    return _search_plan(hand, multi, mctrl, m, unseen, f, rules, lookups.higher, w, lookups.two_ends, memo, stack)
