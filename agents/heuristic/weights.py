@@ -29,12 +29,10 @@ class Weight(IntEnum):
 
     The kernels index with the members (``w[Weight.LEAD]``); Numba reads them as constants."""
 
-    # plan cost and control
     EPS = 0, 0.075, "plan: cost per play on top of (1 - control)"
-    SINGLE_SPAN = 1, 12.0, "a single loses all control when this many higher cards are unseen"
-    PAIR_SPAN = 2, 8.0, "... a pair, with this many higher pairs possible"
-    TRIPLE_SPAN = 3, 4.0, "... a triple"
-    # leading and answering
+    SINGLE_SPAN = 1, 12.0, "control: a single has none left when this many higher cards are unseen"
+    PAIR_SPAN = 2, 8.0, "control: a pair has none left when this many higher pairs are possible"
+    TRIPLE_SPAN = 3, 4.0, "control: a triple has none left when this many higher triples are possible"
     SIZE = 4, 1.2, "leading: bonus per extra card shed"
     LEAD = 5, 0.15, "answering: value of taking the lead, times the play's control"
     SPEND = 6, 4.8, "answering: cost of spending control while opponents hold many cards"
@@ -42,20 +40,16 @@ class Weight(IntEnum):
     PRESS_HIGH = 8, 0.8, "answering while pressing: bonus per unit of control (play high)"
     DANGER = 9, 1.5, "leading: penalty for a lead of n cards while an opponent holds n"
     CASH = 10, 2.0, "leading: bonus per unit of control when the plan has at most CASH_AT plays"
-    CASH_AT = 11, -1.0, "(-1: off; cashing control early lost games in tuning)"
+    CASH_AT = 11, -1.0, "leading: CASH's most plays (-1: off; cashing control early lost games in tuning)"
     LOW_SINGLE = 12, 0.2, "plan: extra cost of a single below rank LOW_RANK"
-    LOW_RANK = 13, 5.0, "(a rank, 0 = the lowest)"
+    LOW_RANK = 13, 5.0, "plan: the rank (0 = the lowest) below which a single costs LOW_SINGLE more"
     CTRL_BONUS = 14, 0.0, "plan: value of a sure winner beyond not costing a play (0: none)"
     TEMPO = 15, 5.0, "answering: cost of passing, over (players - 1) squared (the table's owner may lead again)"
-    EARLY_SPAN = (
-        16,
-        4.2,
-        "'early' (hold control) ends as an opponent's fewest cards fall by 3 + this * cards dealt each / 13",
-    )
-    SPEND_POW = 17, 1.0, "... the spending cost grows with control to this power (spares all but the top cards)"
+    EARLY_SPAN = 16, 4.2, "answering: SPEND fades out as an opponent's fewest cards fall by this * cards each / 13 to 3"
+    SPEND_POW = 17, 1.0, "answering: SPEND grows with control to this power (spares all but the top cards)"
     DANGER_FAR = 18, 0.7, "danger from an opponent other than the next seat, relative to the next seat's"
-    END_AT = 19, 3.0, "endgame: the plan has at most this many plays ..."
-    END_MULTI = 20, 0.0, "... then leading two or more cards gets this bonus"
+    END_AT = 19, 3.0, "endgame: END_MULTI applies when the plan has at most this many plays"
+    END_MULTI = 20, 0.0, "endgame: leading bonus of two or more cards (keep a single for last)"
     PRESS_AT = 21, 2.0, "answering: press whenever an opponent holds at most this many cards"
     PRESS_OWNER = 22, 0.5, "answering: press (0..1) when the table's owner could lead out after winning the trick"
 
