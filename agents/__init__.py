@@ -3,7 +3,9 @@
 | module | job |
 |---|---|
 | ``base`` | the ``Agent`` interface (``act(obs, legal_ids, legal_counts)``) and ``RandomAgent`` |
-| ``greedy``, ``heuristic``, ``search`` | the baseline agents |
+| ``greedy`` | the greedy baseline |
+| ``heuristic`` | the rule-based planner (a package: its weights, control, planner, decision and agent; ``arena.tune`` tunes the weights) |
+| ``search`` | determinized Monte-Carlo search over the heuristic's plays, and its compiled rollouts |
 | ``registry`` | a name or a checkpoint path as an agent: ``make_agent``, options, agent lists, loaders |
 | ``pretrained`` | the shipped trained weights behind ``strong`` (one file per variant), their folder and provenance |
 | ``play`` | a human against agents in the terminal |

@@ -23,7 +23,10 @@ from bigtwo_env.cli_options import (
 
 # The compiled kernels every command runs (the engine's, the observation's), and the agents' own.
 ENGINE_KERNELS = ("bigtwo_env/kernels.py", "bigtwo_env/observation.py")
-AGENT_KERNELS = {"heuristic": "agents/heuristic.py", "search": "agents/heuristic.py"}
+AGENT_KERNELS = {
+    "heuristic": ("agents/heuristic/agent.py",),
+    "search": ("agents/heuristic/agent.py", "agents/search.py"),
+}
 COMPILING = "bigtwo: compiling the game's kernels (first run after an install or an update, about a minute)..."
 
 
@@ -51,7 +54,7 @@ def say_if_compiling(agents: Sequence[str] = (), stream: TextIO | None = None) -
     from bigtwo_env.jit import CACHE_DIR
 
     names = {str(a).partition(":")[0].strip().lower() for a in agents}
-    modules = [*ENGINE_KERNELS, *sorted({AGENT_KERNELS[n] for n in names if n in AGENT_KERNELS})]
+    modules = [*ENGINE_KERNELS, *sorted({m for n in names if n in AGENT_KERNELS for m in AGENT_KERNELS[n]})]
     if kernels_cached(CACHE_DIR, modules):
         return False
     out = sys.stderr if stream is None else stream

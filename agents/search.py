@@ -22,7 +22,7 @@ Per move (for a seat with more than one legal play):
    plays its candidate, then every seat plays the heuristic (the observer's with ``weights``, the
    others with ``opponent_weights``; with a mix of sets, ``"default+collect"``, the samples take
    them in turn, so each set models the opponents in its share of the deals) until that copy's game is over, all
-   in one compiled kernel (``heuristic.rollout_state``) run on ``threads`` slices of the copies.
+   in one compiled kernel (``rollout_state``) run on ``threads`` slices of the copies.
    Each candidate is tried on the same samples, so they are compared on equal deals.
 4. **Choice.** The candidate with the highest mean payoff (weighted mean, with ``infer``) for
    the observer's seat; ties go to the heuristic's order.
@@ -41,6 +41,10 @@ breach is scored by its consequences; breaches made before the searched move are
 observation and are taken to be none. Only the current game is rolled out (a match's later
 games and its scores are not).
 
+The rollouts' compiled drivers live here: ``heuristic_at`` is the heuristic's decision for a
+game's seat to act read from the engine state (that seat's own view only), ``replies_state``
+asks it of every game (how passers would have answered), and ``rollout_state`` plays games out.
+
 >>> from bigtwo_env.engine import Engine
 >>> eng = Engine("taiwan", num_games=1, seed=3)
 >>> agent = SearchAgent(eng.variant, seed=0, simulations=24)
@@ -56,13 +60,15 @@ import time
 
 import numpy as np
 
-from bigtwo_env import kernels as K
+from bigtwo_env import kernels
+from bigtwo_env.checks import check_count
 from bigtwo_env.engine import THREADS, Engine, run_batched
-from bigtwo_env.observation import decode_observation
+from bigtwo_env.jit import njit
+from bigtwo_env.observation import FULL, absolute_seat, decode_observation, relative_seat
 from bigtwo_env.variant import Variant
 
-from . import heuristic as H
 from .base import Agent
+from .heuristic import BIG, HeuristicAgent, Position, decide, new_work, weight_mix
 
 DEFAULT_SIMULATIONS = 1000
 DEFAULT_TOP_K = 5
@@ -78,13 +84,66 @@ MAX_ROLLOUT_STEPS = 5000  # a guard: every game ends long before this
 _BITS = np.uint64(1) << np.arange(52, dtype=np.uint64)
 
 
-def _count(value: object) -> bool:
-    """A positive integer, and not ``True`` (YAML's ``true`` is a bool, not a count)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= 1
-
-
 def _mask(bits: np.ndarray) -> np.uint64:
     return np.bitwise_or.reduce(_BITS[np.asarray(bits, dtype=bool)], initial=np.uint64(0))
+
+
+@njit
+def heuristic_at(g, rules, state, lookups, w, counts, scores, work):
+    """Index into ``state.legal[g]`` of the heuristic's play, with weights ``w``, for game ``g``'s
+    seat to act, read from the engine state (that seat's own view only: its hand, the cards played,
+    the counts). ``counts`` (players), ``scores`` and ``work`` (``new_work``, as wide as
+    ``state.legal``) are scratch."""
+    n = state.legal_n[g]
+    if n == 1:
+        return 0
+    seat = state.current[g]
+    hand = state.hands[g, seat]
+    seen = hand
+    for k in range(rules.ip[kernels.IP_PLAYERS]):
+        s = absolute_seat(g, seat, k, rules, state)
+        seen |= state.played[g, s]
+        counts[k] = state.counts[g, s]
+    owner = relative_seat(g, seat, state.table_seat[g], rules, state) if state.table_seat[g] >= 0 else np.int64(-1)
+    table, duty, opening = np.int64(state.table_action[g]), np.int64(state.duty[g]), np.int64(state.opening[g])
+    pos = Position(hand, ~seen & FULL, counts, table, np.int64(owner), duty, opening)
+    return decide(pos, state.legal[g], n, rules, lookups, w, False, scores, work)
+
+
+@njit
+def replies_state(choice, scores, rules, state, lookups, w_rows):
+    """``choice[g]``: the heuristic's play (an action id, 0 a pass), with weights ``w_rows[g]``,
+    for each game's seat to act, read from the engine state (its legal lists current); search
+    weighs sampled hands with it."""
+    counts = np.zeros(rules.ip[kernels.IP_PLAYERS], dtype=np.int64)
+    work = new_work(state.legal.shape[1])
+    for g in range(state.seeds.shape[0]):
+        i = heuristic_at(g, rules, state, lookups, w_rows[g], counts, scores[g], work)
+        choice[g] = state.legal[g, i]
+
+
+@njit(nogil=True)
+def rollout_state(first, scores, payoff, others, rules, state, lookups, w, max_steps):
+    """Rollouts: in each game play ``first[g]`` (a legal play of its seat to act), then the
+    heuristic at every seat until the game is over (or ``max_steps`` plays, a guard), with
+    weights ``w`` at seat 0 and ``others[g]`` at the other seats;
+    ``payoff[g]`` gets seat 0's payoff of the game (0 if it did not end). The state's matches
+    must be one game long without autoreset, as ``SearchAgent`` builds them. Each game is played
+    to its end on its own (no lockstep), so slices of the batch can run in threads."""
+    counts = np.zeros(rules.ip[kernels.IP_PLAYERS], dtype=np.int64)
+    work = new_work(state.legal.shape[1])
+    for g in range(state.seeds.shape[0]):
+        payoff[g] = 0.0
+        kernels.step_one(g, first[g], rules, state, False)
+        steps = 0
+        while not state.over[g] and steps < max_steps:
+            state.legal_n[g] = kernels.legal_one(g, rules, state)
+            ww = w if state.current[g] == 0 else others[g]
+            i = heuristic_at(g, rules, state, lookups, ww, counts, scores[g], work)
+            kernels.step_one(g, state.legal[g, i], rules, state, False)
+            steps += 1
+        if state.over[g]:
+            payoff[g] = state.payoffs[g, 0]
 
 
 class SearchAgent(Agent):
@@ -121,8 +180,8 @@ class SearchAgent(Agent):
                 f"prior must be an agent with a scores(obs, legal_ids, legal_counts) method, got {prior!r}"
             )
         self.prior = prior
-        if simulations is not None and not _count(simulations):
-            raise ValueError(f"simulations must be a positive integer (rollouts per move), got {simulations!r}")
+        if simulations is not None:
+            simulations = check_count("simulations", simulations, "rollouts per move")
         if seconds is not None and not (
             isinstance(seconds, (int, float, np.integer, np.floating))
             and not isinstance(seconds, (bool, np.bool_))
@@ -130,11 +189,9 @@ class SearchAgent(Agent):
             and seconds > 0
         ):
             raise ValueError(f"seconds must be a positive finite number (seconds per move), got {seconds!r}")
-        if threads is not None and not _count(threads):
-            raise ValueError(
-                f"threads must be a positive integer (rollout threads; default one per core), got {threads!r}"
-            )
-        self.threads = THREADS if threads is None else int(threads)
+        self.threads = (
+            THREADS if threads is None else check_count("threads", threads, "rollout threads; default one per core")
+        )
         if schedule not in SCHEDULES:
             raise ValueError(
                 f"schedule must be one of {', '.join(SCHEDULES)} (how simulations are shared), got {schedule!r}"
@@ -154,18 +211,17 @@ class SearchAgent(Agent):
                 f"infer must be one of {', '.join(INFERENCES)} (what weighs the sampled hands), got {infer!r}"
             )
         self.infer = infer
-        if not _count(top_k):
-            raise ValueError(f"top_k must be a positive integer (candidate plays), got {top_k!r}")
+        top_k = check_count("top_k", top_k, "candidate plays")
         if simulations is None and seconds is None:
             simulations = DEFAULT_SIMULATIONS
         self.simulations = simulations
         self.seconds = seconds
         self.top_k = int(top_k)
-        self.heuristic = H.HeuristicAgent(variant, weights=weights)
+        self.heuristic = HeuristicAgent(variant, weights=weights)
         self.ctx = self.heuristic.ctx
         # what the other seats play in rollouts (and how passers would have answered): by default the same
         # (M, NUM_WEIGHTS): a mix of several sets plays them in turn, one per sampled deal
-        self.opponent_weights = self.ctx.weights[None] if opponent_weights is None else H.weight_mix(opponent_weights)
+        self.opponent_weights = self.ctx.weights[None] if opponent_weights is None else weight_mix(opponent_weights)
         # rollouts end with the current game: one game per match, no match target
         self.sim_variant = (
             variant if variant.games == 1 and variant.target_score == 0 else variant.replace(games=1, target_score=0)
@@ -190,7 +246,7 @@ class SearchAgent(Agent):
             row_ids = ids[g, :n].astype(np.int64)
             order = np.argsort(-scores[g, :n], kind="stable")
             out[g] = row_ids[order[0]]
-            if n == 1 or scores[g, order[0]] >= H.BIG / 2:
+            if n == 1 or scores[g, order[0]] >= BIG / 2:
                 continue
             cands = list(row_ids[order[: self.top_k]])
             if prior is not None:  # the prior's best plays join the heuristic's
@@ -226,7 +282,7 @@ class SearchAgent(Agent):
         passes = int(d["passes"]) if table else 0
         opening = int(np.argmax(d["opening_card"])) if d["opening_card"].any() else -1
         seen = hand | np.bitwise_or.reduce(played)
-        unseen = np.flatnonzero((~seen & H.FULL) & _BITS)
+        unseen = np.flatnonzero((~seen & FULL) & _BITS)
         need = int(left[1:].sum())
         if need > len(unseen):  # cannot happen with a consistent observation
             raise ValueError(f"observation holds {need} opponents' cards but only {len(unseen)} are unseen")
@@ -344,33 +400,26 @@ class SearchAgent(Agent):
         eng.set_position(slice(None), hands, played, seat, table, table_seat, passes)
         choice = np.empty(len(hands), dtype=np.int64)
         c = self.ctx
-        H.replies_state(choice, scores, eng.rules, eng.state, c.five_ctrl, c.higher, c.suit_order, others, c.two_ends)
+        replies_state(choice, scores, eng.rules, eng.state, c.lookups, others)
         return choice
 
     def _rollout(self, hands, others, actions, played, table, table_seat, passes, opening) -> np.ndarray:
         """Payoff of seat 0 in each row after playing ``actions`` and the heuristic to the end, the
-        other seats with weights ``others`` of the row (``heuristic.rollout_state``, on ``threads``
+        other seats with weights ``others`` of the row (``rollout_state``, on ``threads``
         slices of the rows at once)."""
         rows = len(actions)
         eng, scores = self._engine(rows)
         eng.set_position(slice(None), hands, played, 0, table, table_seat, passes, opening)
-        bad = int(K.check_actions(actions, eng.state))
+        bad = int(kernels.check_actions(actions, eng.state))
         if bad >= 0:  # cannot happen: the candidates are legal plays of the observed position
             raise ValueError(f"candidate play {int(actions[bad])} is not legal in the sampled position")
         payoff = np.empty(rows)
         c = self.ctx
         run_batched(
-            H.rollout_state,
+            rollout_state,
             eng.state,
             before=(eng.rules,),
-            after=(
-                c.five_ctrl,
-                c.higher,
-                c.suit_order,
-                c.weights,
-                c.two_ends,
-                MAX_ROLLOUT_STEPS,
-            ),
+            after=(c.lookups, c.weights, MAX_ROLLOUT_STEPS),
             rows=(actions, scores, payoff, np.ascontiguousarray(others)),
             threads=self.threads,
             min_rows=2,

@@ -20,8 +20,9 @@ does not depend on how many). The weights found are printed as a YAML list
 (``heuristic:weights=[...]`` takes them), and ``HeuristicAgent(weights=...)`` and the search's
 rollouts use them; ``agents.heuristic.WEIGHT_SETS`` ships the sets this command made.
 
->>> steps = candidate_values(H.DEFAULT_WEIGHTS)
->>> steps[H.W_LOW_RANK], steps[H.W_CTRL_BONUS]
+>>> from agents.heuristic import DEFAULT_WEIGHTS
+>>> steps = candidate_values(DEFAULT_WEIGHTS)
+>>> steps[Weight.LOW_RANK], steps[Weight.CTRL_BONUS]
 ([3.0, 4.0, 6.0, 7.0], [0.1, 0.3, 1.0])
 """
 
@@ -35,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from agents import heuristic as H
-from agents.heuristic import NUM_WEIGHTS
+from agents.heuristic import HeuristicAgent
+from agents.heuristic.weights import NAMES, NUM_WEIGHTS, Weight, weight_set
+from bigtwo_env.checks import check_count
+from bigtwo_env.seeds import check_seed
 from bigtwo_env.variant import Variant, load_variant
 
 from .pool import end_workers
@@ -44,8 +47,8 @@ from .tournament import run_tournament
 
 FACTORS = (0.5, 0.75, 1.33, 2.0)  # a real weight's candidates: its value times each
 ZERO_STEPS = (0.1, 0.3, 1.0, -0.1)  # a weight at 0: these
-WHOLE = frozenset({H.W_CASH_AT, H.W_LOW_RANK, H.W_END_AT, H.W_PRESS_AT})  # stepped by -2 .. +2
-NON_NEGATIVE = frozenset({H.W_CTRL_BONUS})  # never below 0
+WHOLE = frozenset({Weight.CASH_AT, Weight.LOW_RANK, Weight.END_AT, Weight.PRESS_AT})  # stepped by -2 .. +2
+NON_NEGATIVE = frozenset({Weight.CTRL_BONUS})  # never below 0
 DEFAULT_DEALS = 3000
 DEFAULT_SEED = 101
 DEFAULT_ROUNDS = 3
@@ -79,8 +82,8 @@ def candidate_values(weights: np.ndarray) -> list[list[float]]:
 def payoff_against(variant: Variant, weights: np.ndarray, opponents: np.ndarray, deals: int, seed: int) -> float:
     """Payoff a game of one heuristic seat with ``weights`` against copies with ``opponents``, on
     ``deals`` duplicate deals of ``seed``."""
-    seat = H.HeuristicAgent(variant, weights=weights)
-    others = [H.HeuristicAgent(variant, weights=opponents) for _ in range(variant.players - 1)]
+    seat = HeuristicAgent(variant, weights=weights)
+    others = [HeuristicAgent(variant, weights=opponents) for _ in range(variant.players - 1)]
     result = run_tournament(variant, [seat, *others], deals=deals, seed=seed, workers=1, progress=False, rating=False)
     return float(result.stats[0].mean_payoff)
 
@@ -108,22 +111,23 @@ def tune_weights(
     change the variant's fields (``scoring="collect"``); ``log`` gets each weight's line as it
     is decided."""
     var = load_variant(variant, **overrides)
-    for name, value in (("deals", deals), ("rounds", rounds), ("workers", workers)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    deals = check_count("deals", deals, "duplicate deals per candidate")
+    rounds = check_count("rounds", rounds, "passes over the weights")
+    workers = check_count("workers", workers, "processes playing the candidates")
+    if seed is None:
+        raise ValueError("seed must be given: every candidate plays the same deals of one seed")
+    seed = check_seed(seed)
     if not isinstance(min_gain, (int, float)) or isinstance(min_gain, bool) or not min_gain >= 0:
         raise ValueError(f"min_gain must be a number >= 0 (payoff a game), got {min_gain!r}")
-    best = H.weight_set(start)  # checked: a set's name or NUM_WEIGHTS finite numbers (a copy)
-    opp = H.weight_set(opponents)
+    best = weight_set(start)  # checked: a set's name or NUM_WEIGHTS finite numbers (a copy)
+    opp = weight_set(opponents)
 
     pool = None
     if workers > 1:
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
     def play(candidates: list[np.ndarray]) -> list[float]:
-        jobs = [(var, w.tolist(), opp.tolist(), int(deals), int(seed)) for w in candidates]
+        jobs = [(var, w.tolist(), opp.tolist(), deals, seed) for w in candidates]
         return list(pool.map(_payoff_job, jobs)) if pool is not None else [_payoff_job(j) for j in jobs]
 
     bar = None
@@ -144,7 +148,7 @@ def tune_weights(
                     candidates.append(w)
                 scores = play(candidates)
                 j = int(np.argmax(scores))
-                line = f"round {r + 1} weight {i}: {best[i]:g} {base:+.3f}; " + ", ".join(
+                line = f"round {r + 1} weight {i} {NAMES[i]}: {best[i]:g} {base:+.3f}; " + ", ".join(
                     f"{x:g} {s:+.3f}" for x, s in zip(values, scores, strict=True)
                 )
                 if scores[j] > base + min_gain:

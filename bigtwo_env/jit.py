@@ -46,9 +46,15 @@ from typing import Any
 
 import numba
 
-# Every module holding compiled kernels, relative to the folder that holds the packages.
+# Every module holding compiled kernels, relative to the folder that holds the packages, and the
+# one whose constants they compile in (the heuristic's weight indices, ``agents.heuristic.weights``).
 KERNEL_SOURCES = (
-    "agents/heuristic.py",
+    "agents/heuristic/agent.py",
+    "agents/heuristic/control.py",
+    "agents/heuristic/decision.py",
+    "agents/heuristic/planner.py",
+    "agents/heuristic/weights.py",
+    "agents/search.py",
     "bigtwo_env/jit.py",
     "bigtwo_env/kernels.py",
     "bigtwo_env/observation.py",

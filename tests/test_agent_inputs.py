@@ -140,13 +140,16 @@ except ValueError as exc:
         ("search:seconds=true", "seconds must be a positive finite number.*got True"),
         ("search:seconds=.inf", "seconds must be a positive finite number"),
         ("search:seconds=.nan", "seconds must be a positive finite number"),
-        ("heuristic:weights=abc", r"weights must be a set's name \(default, .*\) or 23 finite numbers, got 'abc'"),
+        (
+            "heuristic:weights=abc",
+            r"weights must be a set's name \(default, .*\), a mapping of weight names to values or 23 finite numbers, got 'abc'",
+        ),
         ("heuristic:weights=.nan", "weights must be .* 23 finite numbers, got nan"),
         ("search:weights=[1]", r"or 23 finite numbers, got \[1\]"),
         ("search:opponent_weights=abc", r"weights must be a set's name \(default, collect, cards\)"),
         (
             "search:opponent_weights=default+abc",
-            r"weights must be a set's name \(default, .*\) or 23 finite numbers, got 'abc'",
+            r"weights must be a set's name \(default, .*\), a mapping of weight names to values or 23 finite numbers, got 'abc'",
         ),
         ("search:opponent_weights=[[1]]", r"or 23 finite numbers, got \[1\]"),
     ],

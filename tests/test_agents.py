@@ -258,7 +258,7 @@ def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name, 
     """Search's rollouts (``rollout_state``, one compiled loop per game) end every game as the
     heuristic playing every seat through ``Engine.step`` does, with the same payoffs; seat 0
     plays its own weights, the other seats theirs."""
-    from agents import heuristic as H
+    from agents.search import rollout_state
 
     variant = load_variant(name).replace(games=1, target_score=0)
     n = 24
@@ -281,15 +281,15 @@ def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name, 
     c = mine.ctx
     scores = np.zeros((n, fast.state.legal.shape[1]))
     payoff = np.full(n, np.nan)
-    args = (c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, 5000)
+    args = (c.lookups, c.weights, 5000)
     rows_of = np.tile(theirs.ctx.weights, (n, 1))
-    H.rollout_state(first, scores, payoff, rows_of, fast.rules, fast.state, *args)
+    rollout_state(first, scores, payoff, rows_of, fast.rules, fast.state, *args)
     assert fast.over.all()
     assert (fast.state.hands == ref.state.hands).all()
     np.testing.assert_array_equal(payoff, payoff_ref)
     if own != others:  # and the seats' weights made a difference
         same = Engine(variant, num_games=n, seed=5)
-        H.rollout_state(first, scores, payoff, np.tile(c.weights, (n, 1)), same.rules, same.state, *args)
+        rollout_state(first, scores, payoff, np.tile(c.weights, (n, 1)), same.rules, same.state, *args)
         assert not np.array_equal(payoff, payoff_ref)
 
 
@@ -297,6 +297,7 @@ def test_rollouts_play_each_rows_opponent_weights():
     """With a mix of opponent sets, each rollout's other seats play that row's set: rows of a mixed
     batch end as the same rows of a batch that plays their set everywhere."""
     from agents import heuristic as H
+    from agents.search import rollout_state
 
     variant = load_variant("hong-kong", scoring="collect").replace(games=1, target_score=0)
     n = 32
@@ -304,14 +305,14 @@ def test_rollouts_play_each_rows_opponent_weights():
     mix = H.weight_mix("default+collect")
     assert mix.shape == (2, H.NUM_WEIGHTS)
     c = agent.ctx
-    args = (c.five_ctrl, c.higher, c.suit_order, c.weights, c.two_ends, 5000)
+    args = (c.lookups, c.weights, 5000)
 
     def run(others):
         eng = Engine(variant, num_games=n, seed=11)
         obs, (ids, counts) = eng.observe(), eng.legal_actions()
         first = agent.act(obs, ids, counts)
         payoff = np.full(n, np.nan)
-        H.rollout_state(first, np.zeros((n, eng.state.legal.shape[1])), payoff, others, eng.rules, eng.state, *args)
+        rollout_state(first, np.zeros((n, eng.state.legal.shape[1])), payoff, others, eng.rules, eng.state, *args)
         return payoff
 
     mixed = run(mix[np.arange(n) % 2])

@@ -39,9 +39,12 @@ def test_the_note_is_printed_only_when_compiling_is_needed(tmp_path, monkeypatch
     monkeypatch.setattr(jit, "CACHE_DIR", engine_only)
     assert not cli.say_if_compiling(["random"], stream=io.StringIO())
     assert cli.say_if_compiling(["search:simulations=8"], stream=io.StringIO())  # the heuristic's kernels
-    full = _cache_with(engine_only, ["agents/heuristic.py"])
+    full = _cache_with(engine_only, ["agents/heuristic/agent.py"])
     assert not cli.say_if_compiling(["heuristic", "random"], stream=io.StringIO())
     assert full == engine_only
+    assert cli.say_if_compiling(["search:simulations=8"], stream=io.StringIO())  # and the rollouts' own
+    _cache_with(engine_only, ["agents/search.py"])
+    assert not cli.say_if_compiling(["search:simulations=8"], stream=io.StringIO())
 
 
 def test_bigtwo_play_says_it_compiles_before_the_first_prompt(tmp_path, monkeypatch, capsys):

@@ -74,7 +74,8 @@ def test_every_module_with_kernels_is_keyed_and_uses_the_projects_njit() -> None
         for path in (ROOT / package).rglob("*.py")
         if re.search(r"^@njit\b", path.read_text(), re.M)
     }
-    assert with_kernels | {"bigtwo_env/jit.py"} == set(jit.KERNEL_SOURCES)
+    compiled_in = {"agents/heuristic/weights.py"}  # no kernels, but constants the heuristic's kernels compile in
+    assert with_kernels | {"bigtwo_env/jit.py"} | compiled_in == set(jit.KERNEL_SOURCES)
     for rel in with_kernels:
         if rel.startswith(("bigtwo_env/", "agents/")):
             text = (ROOT / rel).read_text()

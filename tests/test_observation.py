@@ -125,7 +125,7 @@ def test_the_heuristics_reader_reads_what_the_decoder_reads(players: int) -> Non
         obs = eng.observe()
         parts = decode_observation(obs, players)
         for g in range(eng.num_games):
-            hand, unseen, table, owner, duty, opening = H.read_obs(obs[g], players, cpp, rules, counts)
+            hand, unseen, _, table, owner, duty, opening = H.read_obs(obs[g], rules, counts)
             seen = parts["hand"][g] | parts["played"][g].any(0)
             assert int(hand) == sum(1 << int(c) for c in np.flatnonzero(parts["hand"][g]))
             assert int(unseen) == sum(1 << c for c in range(52) if not seen[c])

@@ -1,0 +1,374 @@
+"""The hand planner: the least cost of playing a hand out, over partitions of it into plays.
+
+The hand is partitioned into plays: a set of disjoint five-card hands (and pair chains where
+the variant has them) chosen by a small exhaustive search over candidates (``gen_multi``: every
+straight window, flushes of low or loose cards, full houses, fours), the rest grouped rank by
+rank into triples, pairs or singles, whichever is cheaper (``rest_cost``). A plan costs about one
+per play that is not sure to win its trick: ``1 - control`` per play (``agents.heuristic.control``),
+``Weight.EPS`` a play, and ``Weight.LOW_SINGLE`` more per low single. Fewer, stronger plays cost
+less. Besides its cost, a plan has a tally of its plays, unsure plays and weak plays (``_tally``),
+which the decision reads.
+
+>>> from bigtwo_env import load_variant
+>>> from bigtwo_env.actions import action_table
+>>> from bigtwo_env.engine import make_rules
+>>> from agents.heuristic.control import make_lookups
+>>> from agents.heuristic.weights import DEFAULT_WEIGHTS
+>>> variant = load_variant("taiwan")
+>>> table = action_table(variant)
+>>> rules, lookups = make_rules(variant, table), make_lookups(variant, table)
+>>> def cost(cards, unseen=0):  # a hand's plan cost and tally with nothing (or ``unseen``) unseen
+...     hand = np.uint64(sum(1 << c for c in cards))
+...     return plan_cost(hand, np.uint64(unseen), 1.0, rules, lookups, DEFAULT_WEIGHTS, new_work(1))
+>>> cost([0, 4, 8, 12, 16])[1]  # a straight flush: one play, sure to win
+10000
+>>> low_single = cost([0], unseen=((1 << 52) - 1) ^ 1)  # the lowest card, every other card unseen
+>>> low_single[1], bool(low_single[0] > 1.0)  # one play, unsure and weak, costing more than one
+(10101, True)
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from bigtwo_env import kernels
+from bigtwo_env.jit import njit
+from bigtwo_env.kernels import U0, U1, count4, lookup
+
+from .control import group_control, rank_suits, single_control
+from .weights import Weight
+
+MAX_MULTI = 96  # five-card (and six-card) candidates considered by the planner
+MAX_DEPTH = 5  # combinations per plan (26-card hands)
+MAX_NODES = 3000  # partial plans searched per plan
+SURE = 0.999  # a play with this much control is taken to win its trick
+WEAK = 0.75  # a play with less control than this is a weak play of the plan
+
+
+class Memo(NamedTuple):
+    """``rest_cost``'s memo: each rank's suit set's cost and tally, index ``16 * rank + suits``, and
+    whether it is filled (valid for one decision, while the unseen cards stay the same)."""
+
+    cost: np.ndarray  # float64 (208,)
+    tally: np.ndarray  # int64 (208,)
+    filled: np.ndarray  # bool (208,)
+
+
+class PlanStack(NamedTuple):
+    """The plan search's stack, one entry per depth: the hand left, the next candidate to try, and
+    the cost and tally of the combinations taken so far."""
+
+    hands: np.ndarray  # uint64 (MAX_DEPTH + 1,)
+    next: np.ndarray  # int64
+    cost: np.ndarray  # float64
+    tally: np.ndarray  # int64
+
+
+class Work(NamedTuple):
+    """Scratch of one thread's decisions (``new_work``)."""
+
+    multi: np.ndarray  # uint64 (MAX_MULTI,): the candidate combinations
+    multi_ctrl: np.ndarray  # float64 (MAX_MULTI,): their controls
+    memo: Memo
+    stack: PlanStack
+    rank_count: np.ndarray  # int64 (13,): cards of the hand per rank
+    rank_suits: np.ndarray  # int64 (13,): their suit bits
+    marks: np.ndarray  # bool (width,): the legal plays a decision scores
+    danger: np.ndarray  # float64 (7,): danger per play size
+
+
+@njit(inline="always")
+def _lowest_in(m, suit_order):
+    for i in range(4):
+        s = suit_order[i]
+        if m >> s & 1:
+            return s
+    return -1
+
+
+@njit(inline="always")
+def _add(mask, rules, five_ctrl, out, ctrl, k):
+    if k >= out.shape[0]:
+        return k
+    for i in range(k):
+        if out[i] == mask:
+            return k
+    a = lookup(mask, rules.hash_keys, rules.hash_ids, rules.bits)
+    if a < 0:
+        return k
+    out[k] = mask
+    ctrl[k] = five_ctrl[a]
+    return k + 1
+
+
+@njit
+def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
+    """Candidate five-card hands (and pair chains) in ``hand`` for the planner, into ``out`` (their
+    controls into ``ctrl``: ``Work.multi`` and ``Work.multi_ctrl``); returns how many. ``count`` and
+    ``suits`` (``Work.rank_count``, ``Work.rank_suits``) are scratch for the cards per rank."""
+    for r in range(13):
+        suits[r] = rank_suits(hand, r)
+        count[r] = count4(suits[r])
+    k = 0
+    # straights: per window the lowest card of each rank, and every straight flush
+    for wi in range(rules.windows.shape[0]):
+        ok = True
+        for j in range(5):
+            if count[rules.windows[wi, j]] == 0:
+                ok = False
+        if not ok:
+            continue
+        m = U0
+        m_hi = U0
+        for j in range(5):
+            r = rules.windows[wi, j]
+            m |= U1 << np.uint64(4 * r + _lowest_in(suits[r], suit_order))
+            # a second choice: spare cards of pairs/triples rather than singletons' partners
+            s_hi = -1
+            for i in range(3, -1, -1):
+                s = suit_order[i]
+                if suits[r] >> s & 1:
+                    s_hi = s
+                    break
+            m_hi |= U1 << np.uint64(4 * r + s_hi)
+        k = _add(m, rules, five_ctrl, out, ctrl, k)
+        k = _add(m_hi, rules, five_ctrl, out, ctrl, k)
+        for s in range(4):
+            sf = True
+            for j in range(5):
+                if not (suits[rules.windows[wi, j]] >> s & 1):
+                    sf = False
+            if sf:
+                m = U0
+                for j in range(5):
+                    m |= U1 << np.uint64(4 * rules.windows[wi, j] + s)
+                k = _add(m, rules, five_ctrl, out, ctrl, k)
+    # flushes: the five lowest of a suit, and the five lowest preferring cards of lone ranks
+    for s in range(4):
+        n_s = 0
+        for r in range(13):
+            if suits[r] >> s & 1:
+                n_s += 1
+        if n_s < 5:
+            continue
+        m = U0
+        t = 0
+        for r in range(13):
+            if t < 5 and suits[r] >> s & 1:
+                m |= U1 << np.uint64(4 * r + s)
+                t += 1
+        k = _add(m, rules, five_ctrl, out, ctrl, k)
+        m2 = U0
+        t = 0
+        for r in range(13):
+            if t < 5 and suits[r] >> s & 1 and count[r] == 1:
+                m2 |= U1 << np.uint64(4 * r + s)
+                t += 1
+        for r in range(13):
+            if t < 5 and suits[r] >> s & 1 and count[r] > 1:
+                m2 |= U1 << np.uint64(4 * r + s)
+                t += 1
+        k = _add(m2, rules, five_ctrl, out, ctrl, k)
+        # the highest five (a strong flush to keep as control)
+        m3 = U0
+        t = 0
+        for r in range(12, -1, -1):
+            if t < 5 and suits[r] >> s & 1:
+                m3 |= U1 << np.uint64(4 * r + s)
+                t += 1
+        k = _add(m3, rules, five_ctrl, out, ctrl, k)
+    # full houses: each triple with the lowest pair (a true pair first)
+    for r3 in range(13):
+        if count[r3] < 3:
+            continue
+        tm = U0
+        t = 0
+        for i in range(4):
+            s = suit_order[i]
+            if t < 3 and suits[r3] >> s & 1:
+                tm |= U1 << np.uint64(4 * r3 + s)
+                t += 1
+        for want in (2, 3, 4):
+            found = -1
+            for r2 in range(13):
+                if r2 != r3 and count[r2] == want:
+                    found = r2
+                    break
+            if found >= 0:
+                pm = U0
+                t = 0
+                for i in range(4):
+                    s = suit_order[i]
+                    if t < 2 and suits[found] >> s & 1:
+                        pm |= U1 << np.uint64(4 * found + s)
+                        t += 1
+                k = _add(tm | pm, rules, five_ctrl, out, ctrl, k)
+                break
+    # fours: with the lowest lone card, else the lowest other card
+    for r4 in range(13):
+        if count[r4] != 4:
+            continue
+        qm = np.uint64(15) << np.uint64(4 * r4)
+        kick = -1
+        for want in (1, 2, 3):
+            for r in range(13):
+                if r != r4 and count[r] == want:
+                    kick = 4 * r + _lowest_in(suits[r], suit_order)
+                    break
+            if kick >= 0:
+                break
+        if kick >= 0:
+            k = _add(qm | (U1 << np.uint64(kick)), rules, five_ctrl, out, ctrl, k)
+    # pair chains (only where the variant has them: lookup fails otherwise)
+    if rules.ip[kernels.IP_PAIR_CHAIN]:
+        for r in range(10):
+            if count[r] >= 2 and count[r + 1] >= 2 and count[r + 2] >= 2:
+                m = U0
+                for j in range(3):
+                    t = 0
+                    for i in range(4):
+                        s = suit_order[i]
+                        if t < 2 and suits[r + j] >> s & 1:
+                            m |= U1 << np.uint64(4 * (r + j) + s)
+                            t += 1
+                k = _add(m, rules, five_ctrl, out, ctrl, k)
+    return k
+
+
+@njit(inline="always")
+def _piece(ctrl, w):
+    """Plan cost of one play of control ``ctrl``: a weak play costs about 1, a sure winner
+    ``-Weight.CTRL_BONUS`` (it wins a lead back for one weak play)."""
+    return 1.0 + w[Weight.EPS] - (1.0 + w[Weight.CTRL_BONUS]) * ctrl
+
+
+@njit(inline="always")
+def _tally(ctrl):
+    """One play of the plan in the tally ``pieces * 10000 + unsure * 100 + weak`` (additive):
+    unsure = control below 1, weak = control below ``WEAK``."""
+    return 10000 + (100 if ctrl < SURE else 0) + (1 if ctrl < WEAK else 0)
+
+
+@njit(inline="always")
+def _singles_cost(r, m, unseen, f, higher, w, two_ends):
+    cost = 0.0
+    tally = 0
+    for s in range(4):
+        if m >> s & 1:
+            ctrl = single_control(4 * r + s, unseen, f, higher, w, two_ends)
+            cost += _piece(ctrl, w)
+            tally += _tally(ctrl)
+            if r < w[Weight.LOW_RANK]:
+                cost += w[Weight.LOW_SINGLE]
+    return cost, tally
+
+
+@njit(inline="always")
+def _rank_cost(r, m, unseen, f, rules, higher, w, two_ends):
+    """Plan cost and tally of rank ``r``'s cards ``m`` (suit bits): one pair or triple (two pairs
+    for four), or singles, whichever is cheaper."""
+    c = count4(m)
+    split, split_tally = _singles_cost(r, m, unseen, f, higher, w, two_ends)
+    if c == 1:
+        return split, split_tally
+    ctrl = group_control(r, m, 2 if c == 4 else c, unseen, f, rules.suit_rank, w, two_ends)
+    pieces = 2 if c == 4 else 1
+    group = pieces * _piece(ctrl, w)
+    if group <= split:
+        return group, pieces * _tally(ctrl)
+    return split, split_tally
+
+
+@njit
+def new_work(width):
+    """The planner's and the decision's scratch for one thread (a ``Work``), made once per batch
+    or rollout (allocated per decision, it took about a tenth of the deciding's time); ``width``:
+    the most legal plays a decision scores."""
+    d = MAX_DEPTH + 1
+    return Work(
+        np.zeros(MAX_MULTI, dtype=np.uint64),
+        np.zeros(MAX_MULTI, dtype=np.float64),
+        Memo(np.zeros(13 * 16, dtype=np.float64), np.zeros(13 * 16, dtype=np.int64), np.zeros(13 * 16, dtype=np.bool_)),
+        PlanStack(
+            np.zeros(d, dtype=np.uint64),
+            np.zeros(d, dtype=np.int64),
+            np.zeros(d, dtype=np.float64),
+            np.zeros(d, dtype=np.int64),
+        ),
+        np.zeros(13, dtype=np.int64),
+        np.zeros(13, dtype=np.int64),
+        np.zeros(max(width, 1), dtype=np.bool_),
+        np.zeros(7, dtype=np.float64),
+    )
+
+
+@njit(inline="always")
+def rest_cost(hand, unseen, f, rules, higher, w, two_ends, memo):
+    """Plan cost of ``hand`` played rank by rank: each rank's cards as one pair or triple (two
+    pairs for four), or as singles (strong cards are worth more apart), whichever is cheaper.
+    Returns the cost and the plan's tally (``_tally``). ``memo`` (``new_work``'s) keeps each
+    rank's cost for the rest of the decision (the unseen cards, and so every control, are fixed
+    while one play is chosen), so the planner's thousands of partial plans cost a lookup per rank."""
+    mc, mt, ok = memo  # cost, tally, filled
+    cost = 0.0
+    tally = 0
+    for r in range(13):
+        m = rank_suits(hand, r)
+        if m == 0:
+            continue
+        i = 16 * r + m
+        if not ok[i]:
+            mc[i], mt[i] = _rank_cost(r, m, unseen, f, rules, higher, w, two_ends)
+            ok[i] = True
+        cost += mc[i]
+        tally += mt[i]
+    return cost, tally
+
+
+@njit
+def _search_plan(hand, multi, mctrl, m, unseen, f, rules, higher, w, two_ends, memo, stack):
+    """Depth-first search over sets of disjoint candidate combinations (iterative: Numba's cache
+    does not hold recursive functions), the rest grouped by rank; at most ``MAX_NODES`` sets."""
+    best, best_tally = rest_cost(hand, unseen, f, rules, higher, w, two_ends, memo)
+    hs, nx, acc, accw = stack  # hands, next, cost, tally
+    d = 0
+    hs[0] = hand
+    nx[0] = 0
+    acc[0] = 0.0
+    accw[0] = 0
+    nodes = 0
+    while d >= 0:
+        i = nx[d]
+        if i >= m or nodes >= MAX_NODES:
+            d -= 1
+            continue
+        nx[d] = i + 1
+        c = multi[i]
+        if (c & hs[d]) != c:
+            continue
+        nodes += 1
+        h2 = hs[d] & ~c
+        a2 = acc[d] + _piece(mctrl[i], w)
+        w2 = accw[d] + _tally(mctrl[i])
+        rc, rw = rest_cost(h2, unseen, f, rules, higher, w, two_ends, memo)
+        if a2 + rc < best:
+            best = a2 + rc
+            best_tally = w2 + rw
+        if d < MAX_DEPTH and h2 != U0:
+            d += 1
+            hs[d] = h2
+            nx[d] = i + 1
+            acc[d] = a2
+            accw[d] = w2
+    return best, best_tally
+
+
+@njit
+def plan_cost(hand, unseen, f, rules, lookups, w, work):
+    """Least plan cost of ``hand`` over partitions into the candidate combinations and the rest,
+    and that plan's tally (``_tally``: its plays, unsure plays and weak plays). ``work``: ``new_work``'s."""
+    multi, mctrl, memo, stack = work.multi, work.multi_ctrl, work.memo, work.stack
+    m = gen_multi(hand, rules, lookups.five_ctrl, lookups.suit_order, multi, mctrl, work.rank_count, work.rank_suits)
+    return _search_plan(hand, multi, mctrl, m, unseen, f, rules, lookups.higher, w, lookups.two_ends, memo, stack)
