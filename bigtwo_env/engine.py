@@ -43,7 +43,7 @@ from .checks import check_count, usable_cores
 from .combos import PLAY_SIZES
 from .observation import OBS_VERSION, obs_size, observe_all
 from .seeds import seed_array
-from .variant import Variant, load_variant
+from .variant import DEFAULT_VARIANT, Variant, choice_code, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
 THREADS = max(1, min(4, usable_cores()))
@@ -113,11 +113,11 @@ def make_rules(variant: Variant, table: ActionTable) -> K.Rules:
     ip[K.IP_OPEN_EVERY] = int(variant.opening_every_game)
     ip[K.IP_PAIR_CHAIN] = int(variant.pair_chain)
     ip[K.IP_TWO_ENDS] = int(variant.two_ends_trick)
-    ip[K.IP_LAST_CARD] = K.LAST_CARD_RULES.index(variant.last_card_rule)
-    ip[K.IP_SCORING] = K.SCORINGS.index(variant.scoring)
+    ip[K.IP_LAST_CARD] = choice_code("last_card_rule", variant.last_card_rule)
+    ip[K.IP_SCORING] = choice_code("scoring", variant.scoring)
     ip[K.IP_GAMES] = variant.games
     ip[K.IP_TWOS_MULT] = variant.penalty_multiplier_for_twos
-    ip[K.IP_DIRECTION] = K.DIRECTIONS_PER_GAME.index(variant.direction_per_game)
+    ip[K.IP_DIRECTION] = choice_code("direction_per_game", variant.direction_per_game)
     fp = np.zeros(K.FP_NUM, dtype=np.float64)
     fp[K.FP_UNIT] = variant.unit
     fp[K.FP_BUY_IN] = variant.buy_in
@@ -171,7 +171,7 @@ class Engine:
 
     def __init__(
         self,
-        variant: Variant | str = "taiwan",
+        variant: Variant | str = DEFAULT_VARIANT,
         num_games: int = 1,
         seed: int | Sequence[int] | None = None,
         autoreset: bool = False,
