@@ -28,6 +28,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .checks import check_count
+from .variant import DEFAULT_VARIANT
+
 BATCHES = (1, 64, 1024, 4096)
 
 
@@ -115,7 +118,7 @@ def engine_memory(variant: str, batch: int = 4096) -> dict[str, float]:
     }
 
 
-def run_bench(variant: str = "taiwan", repeats: int = 5, quick: bool = False) -> dict:
+def run_bench(variant: str = DEFAULT_VARIANT, repeats: int = 5, quick: bool = False) -> dict:
     scale = 0.2 if quick else 1.0
     out: dict = {"variant": variant, "repeats": repeats}
     out["game"] = bench_game(variant, int(2000 * scale), repeats)
@@ -145,8 +148,7 @@ def _print_table(result: dict) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    if args.repeats < 1:
-        raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
+    check_count("--repeats", args.repeats)
     result = run_bench(args.variant, args.repeats, args.quick)
     if args.json:
         json.dump(result, sys.stdout, indent=2)
@@ -158,7 +160,7 @@ def _handle(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="engine and environment speeds on this machine")
-    p.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
+    p.add_argument("--variant", default=DEFAULT_VARIANT, help=f"variant name or YAML file (default: {DEFAULT_VARIANT})")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is shown (default 5)")
     p.add_argument("--quick", action="store_true", help="shorter runs (a smoke check, noisier figures)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

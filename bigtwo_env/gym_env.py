@@ -74,9 +74,10 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import action_id
-from .seat_env import RENDER_MODES, GameBacked, hands_option, observation_space
+from .checks import is_whole
+from .env_base import RENDER_MODES, GameBacked, hands_option, observation_space
 from .seeds import check_seed
-from .variant import Variant
+from .variant import DEFAULT_VARIANT, Variant
 
 ENV_ID = "bigtwo/BigTwo-v1"
 AGENT_FACTORY_GROUP = "bigtwo.agent_factory"  # entry point make_agent(name, variant, seed) -> an agent
@@ -90,7 +91,7 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
 
     def __init__(
         self,
-        variant: Variant | str | Path = "taiwan",
+        variant: Variant | str | Path = DEFAULT_VARIANT,
         opponents: Any = None,
         seat: int | str = 0,
         render_mode: str | None = None,
@@ -113,7 +114,7 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
     # ------------------------------------------------------------ arguments
 
     def _check_seat(self, seat: Any) -> int:
-        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
+        if not is_whole(seat):
             raise ValueError(f"seat must be 0..{self.players - 1} or 'random', got {seat!r}")
         if not 0 <= seat < self.players:
             raise ValueError(f"seat must be 0..{self.players - 1} or 'random' ({self.players} players), got {seat}")

@@ -758,3 +758,16 @@ def test_the_kernels_setting_codes_are_the_variant_choices(setting: str, prefix:
     for value in CHOICES[setting]:
         variant = load_variant("taiwan", **{setting: value})
         assert make_rules(variant, action_table(variant)).ip[slot] == codes[f"{prefix}_{value.upper()}"]
+
+
+def test_a_game_records_seed_range_is_the_engines() -> None:
+    """A record takes every seed the engine does (``seeds.is_seed``), and no other."""
+    from bigtwo_env.game import Game
+    from bigtwo_env.record import check_record
+    from bigtwo_env.seeds import MAX_SEED
+
+    record = Game("taiwan", seed=MAX_SEED).to_record()
+    assert check_record(record)["seed"] == MAX_SEED == Game.from_record(record).seed
+    for bad in (MAX_SEED + 1, -1, True, 1.0, None, "7"):
+        with pytest.raises(ValueError, match=r"game record: seed must be an integer 0\.\.2\*\*64-1, got "):
+            check_record(dict(record, seed=bad))
