@@ -110,7 +110,7 @@ from pettingzoo.utils import wrappers
 from .actions import action_id
 from .env_base import RENDER_MODES, GameBacked, hands_option, observation_space
 from .observation import layout_table, obs_size, size_formula
-from .seeds import check_seed
+from .seeds import check_seed, draw_seed
 from .variant import DEFAULT_VARIANT, Variant
 
 # The docstring's observation table and sizes, from observation.LAYOUT (its one declaration).
@@ -225,7 +225,7 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         hands: Sequence | None = hands_option(options)
         rng = self._rng if seed is None else np.random.default_rng(seed)
         saved = None if rng is None else rng.bit_generator.state
-        deal_seed = seed if seed is not None or rng is None else int(rng.integers(2**63))
+        deal_seed = seed if seed is not None or rng is None else draw_seed(rng)
         try:
             self.game.reset(deal_seed, hands)
         except ValueError:

@@ -39,8 +39,9 @@ import numpy as np
 
 from .actions import ActionTable, action_id, parse_play
 from .cards import NUM_CARDS, card_texts, cards_to_mask, mask_to_cards, parse_cards
+from .checks import is_seat
 from .engine import Engine, StepResult, check_deal
-from .variant import DEFAULT_VARIANT, Variant, load_variant
+from .variant import CHOICES, DEFAULT_VARIANT, Variant, load_variant
 
 Cards = str | Sequence[str | int] | None
 """A play as given by a person: ``"3C 3D"``, ``["3C", "3D"]``, ``"pass"`` or ``[]``."""
@@ -191,11 +192,11 @@ class Game:
         one in a reversed game."""
         if not self.reversed:
             return self.variant.direction
-        return "clockwise" if self.variant.direction == "counterclockwise" else "counterclockwise"
+        return next(d for d in CHOICES["direction"] if d != self.variant.direction)
 
     def play_order(self, first: int = 0) -> list[int]:
         """Every seat in this game's play order, starting at seat ``first``."""
-        if first not in range(self.players):
+        if not is_seat(first, self.players):
             raise ValueError(f"first must be a seat 0..{self.players - 1}, got {first!r}")
         step = -1 if self.reversed else 1
         return [(first + step * k) % self.players for k in range(self.players)]

@@ -74,9 +74,9 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import action_id
-from .checks import is_whole
+from .checks import is_seat, is_whole
 from .env_base import RENDER_MODES, GameBacked, hands_option, observation_space
-from .seeds import check_seed
+from .seeds import check_seed, draw_seed
 from .variant import DEFAULT_VARIANT, Variant
 
 ENV_ID = "bigtwo/BigTwo-v1"
@@ -116,7 +116,7 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
     def _check_seat(self, seat: Any) -> int:
         if not is_whole(seat):
             raise ValueError(f"seat must be 0..{self.players - 1} or 'random', got {seat!r}")
-        if not 0 <= seat < self.players:
+        if not is_seat(seat, self.players):
             raise ValueError(f"seat must be 0..{self.players - 1} or 'random' ({self.players} players), got {seat}")
         return int(seat)
 
@@ -166,12 +166,12 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
         if seed is not None:
             for policy, named in zip(self.opponents, self._named, strict=True):
                 if named and isinstance(getattr(policy, "rng", None), np.random.Generator):
-                    policy.rng = np.random.default_rng(int(rng.integers(2**63)))
+                    policy.rng = np.random.default_rng(draw_seed(rng))
         self._done = True  # until this reset has dealt
         deal_seed = seed
         for _ in range(MAX_REDEALS):
             if deal_seed is None:
-                deal_seed = int(rng.integers(2**63))
+                deal_seed = draw_seed(rng)
             self.game.reset(deal_seed, hands)
             if self.random_seat:
                 self.seat = int(rng.integers(self.players))

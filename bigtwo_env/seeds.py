@@ -64,6 +64,16 @@ def check_seed(seed: object) -> int | None:
     return value
 
 
+def draw_seed(rng: np.random.Generator) -> int:
+    """A seed drawn from ``rng`` (0..2**63-1): how an env seeded once deals each later ``reset()``
+    and seeds the opponents it built.
+
+    >>> draw_seed(np.random.default_rng(0)) == draw_seed(np.random.default_rng(0))
+    True
+    """
+    return int(rng.integers(2**63))
+
+
 def seed_array(seed: int | Sequence[int] | np.ndarray | None, n: int) -> np.ndarray:
     """The ``n`` per-game deal seeds (uint64) of a batch: ``seed + g`` for one int, the given ones
     for a sequence of ``n``, fresh entropy for ``None``. ``ValueError`` naming the bad seed."""

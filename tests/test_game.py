@@ -261,3 +261,9 @@ def test_a_bad_deal_is_refused_alike_by_the_engine_and_the_game(form: str) -> No
         Engine("pusoy-dos", seed=1).reset(hands=given[None] if form == "masks" else given)
     with pytest.raises(ValueError, match="^seat 0 has 12 cards, the variant deals 13$"):
         Game("pusoy-dos", hands=[" ".join(h[1:] if seat == 0 else h) for seat, h in enumerate(hands)])
+
+
+@pytest.mark.parametrize("first", [True, 1.0, -1, 4, "0"])
+def test_play_order_refuses_what_is_no_seat(first: object) -> None:
+    with pytest.raises(ValueError, match=r"first must be a seat 0\.\.3, got "):
+        Game("taiwan", seed=1).play_order(first)  # type: ignore[arg-type]
