@@ -159,14 +159,14 @@ def check_deal(masks: np.ndarray, variant: Variant) -> np.ndarray:
     and the cards otherwise. The one check of a given deal (``Engine.reset``, ``Game.check_hands``)."""
     if (masks >> np.uint64(NUM_CARDS)).any():
         raise ValueError("hands as masks may only use bits 0..51 (one per card)")
-    cpp, suit_rank = variant.cards_per_player, variant.suit_rank
+    cpp, values = variant.cards_per_player, variant.card_values()
     for g, row in enumerate(masks):
         seen = 0
         for s, mask in enumerate(int(m) for m in row):
             if mask.bit_count() != cpp:
                 raise ValueError(f"game {g}: seat {s} has {mask.bit_count()} cards, the variant deals {cpp}")
             if seen & mask:
-                dup = sorted(mask_to_cards(seen & mask), key=lambda c: c // 4 * 4 + suit_rank[c % 4])
+                dup = sorted(mask_to_cards(seen & mask), key=values.__getitem__)
                 raise ValueError(f"game {g}: {' '.join(card_texts(dup))} dealt to more than one seat")
             seen |= mask
     return masks

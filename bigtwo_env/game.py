@@ -76,9 +76,7 @@ class Game:
         self.engine = Engine(self.variant, num_games=1, seed=seed)
         self.action_table: ActionTable = self.engine.table
         self.players = self.variant.players
-        # Card order of the variant (rank, then the variant's suit order), for sorting what we show.
-        suit_rank = self.variant.suit_rank
-        self._order = [c // 4 * 4 + suit_rank[c % 4] for c in range(NUM_CARDS)]
+        self._order = self.variant.card_values()  # the variant's card order, for sorting what we show
         self._texts = card_texts(range(NUM_CARDS))
         self._act = np.zeros(1, np.int64)
         self._plays: list[tuple[int, int]] = []  # (seat, action id) of the current game

@@ -164,6 +164,18 @@ class Variant:
         """Strength of each physical suit (D, C, H, S order), 0 = lowest."""
         return tuple(self.suit_order.index(s) for s in SUITS)
 
+    def card_values(self) -> tuple[int, ...]:
+        """Each card id's value under this variant, 0 (the lowest card) .. 51: rank, then the
+        variant's suit order (``rank * 4 + suit_rank[suit]``; the kernels' ``card_value``). Sorting
+        by it puts cards in the variant's order.
+
+        >>> v = load_variant("pusoy-dos")  # clubs lowest, diamonds highest
+        >>> v.card_values()[:4], sorted(range(4), key=v.card_values().__getitem__)
+        ((3, 0, 2, 1), [1, 3, 2, 0])
+        """
+        suit_rank = self.suit_rank
+        return tuple(c // 4 * 4 + suit_rank[c % 4] for c in range(52))
+
     @property
     def opening_card_id(self) -> int:
         """Card id of ``opening_card``, or -1 for ``lowest``."""

@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from importlib.metadata import distribution
 from pathlib import Path
 
 import numba
@@ -136,15 +135,6 @@ def test_a_declaration_that_is_no_module_name_is_refused(tmp_path: Path) -> None
         jit.declared_kernels(tmp_path)
 
 
-def test_the_installed_declarations_are_the_checkouts() -> None:
-    """A wheel reads the group from its metadata: the installed copy must say what pyproject.toml
-    says (else reinstall: ``pip install -e .``)."""
-    installed = {
-        ep.name: ep.value for ep in distribution(jit.DISTRIBUTION).entry_points if ep.group == jit.KERNEL_GROUP
-    }
-    assert installed == jit.declared_kernels()
-
-
 def test_the_folder_in_use_is_the_keyed_one() -> None:
     assert jit.CACHE_DIR is not None
     assert jit.CACHE_DIR.name == f"bigtwo-{jit.cache_key(jit.read_sources())}"
@@ -157,7 +147,7 @@ def test_every_module_with_kernels_is_declared_and_uses_the_projects_njit() -> N
     modules = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
     with_kernels = {_module_name(p) for p in modules if re.search(r"^@njit\b", p.read_text(), re.M)}
     importing = {_module_name(p) for p in modules if _imports_njit(p)}
-    assert "bigtwo_env.kernels" in importing and "agents.heuristic" in importing  # the scan sees them
+    assert "bigtwo_env.kernels" in importing and any(m.startswith("agents.") for m in importing)  # the scan sees them
     declared = set(jit.declared_kernels().values())
     assert importing == declared, f"declare in pyproject.toml's bigtwo.kernels: {sorted(importing - declared)}"
     assert with_kernels == declared
