@@ -73,13 +73,13 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from . import ENV_ID  # noqa: F401 - the id this env is registered under (bigtwo_env.ENV_ID), kept here too
 from .actions import action_id
 from .checks import is_seat, is_whole
 from .env_base import RENDER_MODES, GameBacked, hands_option, observation_space
 from .seeds import check_seed, draw_seed
 from .variant import DEFAULT_VARIANT, Variant
 
-ENV_ID = "bigtwo/BigTwo-v1"
 AGENT_FACTORY_GROUP = "bigtwo.agent_factory"  # entry point make_agent(name, variant, seed) -> an agent
 MAX_REDEALS = 100  # matches that end before the learner's first turn are dealt again (tiny hands only)
 
