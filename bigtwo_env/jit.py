@@ -72,8 +72,8 @@ _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def _pyproject_kernels(path: Path) -> dict[str, str] | None:
-    """The ``KERNEL_GROUP`` entry points of a ``pyproject.toml`` (``None``: no such file, or no
-    TOML reader before Python 3.11)."""
+    """The ``KERNEL_GROUP`` entry points of a ``pyproject.toml`` (``None``: no such file or group,
+    or no TOML reader before Python 3.11)."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10: read the installed metadata instead
@@ -82,7 +82,8 @@ def _pyproject_kernels(path: Path) -> dict[str, str] | None:
         return None
     with path.open("rb") as f:
         project = tomllib.load(f).get("project", {})
-    return dict(project.get("entry-points", {}).get(KERNEL_GROUP, {}))
+    group = project.get("entry-points", {}).get(KERNEL_GROUP)
+    return dict(group) if group else None
 
 
 def _installed_kernels() -> dict[str, str]:
