@@ -21,26 +21,28 @@ from bigtwo_env.cli_options import (
     variant_overrides,
 )
 
-# The compiled kernels every command runs (the engine's, the observation's), and the agents' own.
-ENGINE_KERNELS = ("bigtwo_env/kernels.py", "bigtwo_env/observation.py")
-AGENT_KERNELS = {
-    "heuristic": ("agents/heuristic/agent.py",),
-    "search": ("agents/heuristic/agent.py", "agents/search.py"),
-}
+# Whose compiled kernels (the modules ``bigtwo_env.jit.kernel_files`` lists, declared in pyproject.toml's
+# ``bigtwo.kernels`` group) a command runs: every command the engine's, these agents their package's too.
+ENGINE_KERNELS = ("bigtwo_env",)
+AGENT_KERNELS = {"heuristic": ("agents.heuristic",), "search": ("agents.heuristic", "agents.search")}
 COMPILING = "bigtwo: compiling the game's kernels (first run after an install or an update, about a minute)..."
 
 
 def kernels_cached(cache_dir: Path | None, modules: Sequence[str] = ENGINE_KERNELS, root: Path | None = None) -> bool:
     """Whether Numba's cache folder ``cache_dir`` (``bigtwo_env.jit.CACHE_DIR``) holds compiled
-    code of every module in ``modules`` (paths under ``root``, the folder holding the packages);
-    ``True`` when there is no cache folder to look in (nothing to say)."""
+    code of every declared kernel module in or under ``modules`` (module or package names; the
+    files under ``root``, the folder holding the packages); ``True`` when there is no cache
+    folder to look in (nothing to say)."""
     if cache_dir is None:
         return True
     from numba.core.caching import UserProvidedCacheLocator
 
-    base = Path(__file__).resolve().parent.parent if root is None else root
-    for rel in modules:
-        source = base / rel
+    from bigtwo_env.jit import kernel_files
+
+    files = kernel_files() if root is None else kernel_files(root)
+    for module, source in files.items():
+        if not any(module == m or module.startswith(m + ".") for m in modules):
+            continue
         folder = Path(cache_dir) / UserProvidedCacheLocator.get_suitable_cache_subpath(str(source))
         if not any(folder.glob(f"{source.stem}.*.nbi")):
             return False

@@ -13,6 +13,7 @@ from .lazy import lazy_attributes
 from .variant import Variant, load_variant, variant_names
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject reads it)
+ENV_ID = "bigtwo/BigTwo-v1"  # the Gymnasium id of bigtwo_env.gym_env.BigTwoEnv; v0 had observation version 0
 
 if TYPE_CHECKING:
     from .aec import env, raw_env
@@ -26,10 +27,11 @@ _LAZY = {"Game": ".game", "env": ".aec", "raw_env": ".aec", "Engine": ".engine",
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
-if "bigtwo/BigTwo-v1" not in gymnasium.registry:  # gym_env.ENV_ID; v0 had observation version 0
-    gymnasium.register(id="bigtwo/BigTwo-v1", entry_point="bigtwo_env.gym_env:BigTwoEnv")
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point="bigtwo_env.gym_env:BigTwoEnv")
 
 __all__ = [
+    "ENV_ID",
     "KINDS",
     "ActionTable",
     "Card",

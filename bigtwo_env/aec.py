@@ -13,7 +13,7 @@ override) plays through the same environment.
 | Agents | ``player_0`` .. ``player_{P-1}``, ``player_i`` sits at seat ``i``; P = 4 unless ``players=2`` or ``3`` |
 | Action shape | (1,) |
 | Action values | [0, A): 19895 in ``taiwan``, 19899 in ``online-cn``, 18879 in ``hong-kong``/``pusoy-dos``, 17859 in ``japan`` |
-| Observation shape | ``observation`` (327 + 74 P,) float32 (623 for 4 players); ``action_mask`` (A,) int8 |
+| Observation shape | ``observation`` (@OBS_SIZE@,) float32 (@OBS_SIZE_4@ for 4 players); ``action_mask`` (A,) int8 |
 | Observation values | [0, 1], but the match scores (``obs_bounds``: within +-``match_score_bound``) |
 
 One episode is one *match*: the variant's ``games`` games (1 in every named variant). When a
@@ -22,35 +22,13 @@ game ends the next is dealt at once and its winner leads, until the match is ove
 ## Observation space
 
 ``observation`` is ``Engine.observe`` for the agent's own seat, observation version 1
-(``bigtwo_env.observation``, whose ``LAYOUT`` declares it; this table is its ``layout_table()``),
+(``bigtwo_env.observation``, whose ``LAYOUT`` declares it; this table and the sizes are written
+in from it when the module is imported: ``layout_table()``, ``size_formula()``),
 laid out relative to the observer: relative seat ``k`` is the seat ``k`` places after it in
 play order, ``k = 0`` being the observer. Other hands enter only as card counts; card ids are
-``rank * 4 + suit`` (suits D C H S). ``P`` is the number of players, ``obs_size(P)`` = 327 + 74 P.
+``rank * 4 + suit`` (suits D C H S). ``P`` is the number of players, ``obs_size(P)`` = @OBS_SIZE@.
 
-| index range, P players | 4 players | part | what |
-|---|---|---|---|
-| ``[0, 52)`` | ``[0, 52)`` | ``hand`` | own hand, one slot per card id |
-| ``[52, 52 + 52 P)`` | ``[52, 260)`` | ``played`` | cards each relative seat has played this game (52 per seat) |
-| ``[52 + 52 P, 52 + 53 P)`` | ``[260, 264)`` | ``cards_left_fraction`` | cards left per relative seat / cards_per_player |
-| ``[52 + 53 P, 104 + 53 P)`` | ``[264, 316)`` | ``table`` | the play on the table (empty when leading) |
-| ``[104 + 53 P, 114 + 53 P)`` | ``[316, 326)`` | ``table_kind`` | its kind, one-hot over ``KINDS`` (slot 0 is set when leading) |
-| ``[114 + 53 P, 114 + 54 P)`` | ``[326, 330)`` | ``table_seat`` | who made it, one-hot over relative seats |
-| ``[114 + 54 P, 114 + 55 P)`` | ``[330, 334)`` | ``passes`` | passes in a row since it, one-hot 0..P-1 |
-| ``[114 + 55 P, 166 + 55 P)`` | ``[334, 386)`` | ``opening_card`` | the card the observer's play must hold (opening duty), one-hot |
-| ``[166 + 55 P, 170 + 55 P)`` | ``[386, 390)`` | ``duty`` | last-card duty, one-hot: none, lead 2+ cards, lead the highest single, answer a single with the highest card |
-| ``[170 + 55 P, 182 + 55 P)`` | ``[390, 402)`` | ``legal_summary`` | the observer's own legal-move summary: can pass, can play each size 1, 2, 3, 5, 6 (slots 1..5), and 6 zeros reserved |
-| ``[182 + 55 P, 234 + 55 P)`` | ``[402, 454)`` | ``unseen`` | cards the observer has not seen: not in its hand, not played this game |
-| ``[234 + 55 P, 234 + 63 P)`` | ``[454, 486)`` | ``recent_seat`` | the game's last 8 moves (passes count), most recent first: who made each, one-hot over relative seats per move (all 0 before the game had that many) |
-| ``[234 + 63 P, 314 + 63 P)`` | ``[486, 566)`` | ``recent_kind`` | each of those moves' kind, one-hot over ``KINDS`` per move (slot 0: a pass) |
-| ``[314 + 63 P, 322 + 63 P)`` | ``[566, 574)`` | ``recent_strength`` | each of those plays' strength within its size, 0 (weakest) .. 1 (strongest); 0 for a pass |
-| ``[322 + 63 P, 322 + 68 P)`` | ``[574, 594)`` | ``passed_on`` | per relative seat and play size 1, 2, 3, 5, 6: it passed on a table play of that size this game |
-| ``[322 + 68 P, 322 + 73 P)`` | ``[594, 614)`` | ``passed_on_strength`` | the weakest such play's strength within its size (0 where none) |
-| ``[322 + 73 P, 322 + 74 P)`` | ``[614, 618)`` | ``match_scores`` | match score so far per relative seat / abs(``Variant.worst_payoff``) (one game's floor) |
-| ``[322 + 74 P, 323 + 74 P)`` | ``[618, 619)`` | ``games_played_fraction`` | games finished in this match / the match's games |
-| ``[323 + 74 P, 324 + 74 P)`` | ``[619, 620)`` | ``first_game`` | this is the match's first game |
-| ``[324 + 74 P, 325 + 74 P)`` | ``[620, 621)`` | ``opening_owed`` | the game's first play, which must hold the opening card, is still owed |
-| ``[325 + 74 P, 326 + 74 P)`` | ``[621, 622)`` | ``breach`` | the observer broke the last-card rule against the next seat this game (liability: it pays if that seat wins); no other seat's breach, which turns on cards the observer has not seen |
-| ``[326 + 74 P, 327 + 74 P)`` | ``[622, 623)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
+@LAYOUT_TABLE@
 
 The duty, opening-card and summary slots are filled only for the agent to act. ``action_mask`` is 1 at the
 legal action ids of the agent to act and all 0 for every other agent (and once the match is
@@ -130,13 +108,22 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .actions import action_id
-from .seat_env import RENDER_MODES, GameBacked, hands_option, observation_space
-from .seeds import check_seed
-from .variant import Variant
+from .env_base import RENDER_MODES, GameBacked, hands_option, observation_space
+from .observation import layout_table, obs_size, size_formula
+from .seeds import check_seed, draw_seed
+from .variant import DEFAULT_VARIANT, Variant
+
+# The docstring's observation table and sizes, from observation.LAYOUT (its one declaration).
+__doc__ = (
+    (__doc__ or "")
+    .replace("@LAYOUT_TABLE@", layout_table())
+    .replace("@OBS_SIZE_4@", str(obs_size(4)))
+    .replace("@OBS_SIZE@", size_formula())
+)
 
 
 def env(
-    variant: Variant | str | Path = "taiwan",
+    variant: Variant | str | Path = DEFAULT_VARIANT,
     render_mode: str | None = None,
     illegal_action: str = "raise",
     illegal_penalty: float = -1.0,
@@ -193,7 +180,7 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
 
     def __init__(
         self,
-        variant: Variant | str | Path = "taiwan",
+        variant: Variant | str | Path = DEFAULT_VARIANT,
         render_mode: str | None = None,
         illegal_action: str = "raise",
         illegal_penalty: float = -1.0,
@@ -238,7 +225,7 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         hands: Sequence | None = hands_option(options)
         rng = self._rng if seed is None else np.random.default_rng(seed)
         saved = None if rng is None else rng.bit_generator.state
-        deal_seed = seed if seed is not None or rng is None else int(rng.integers(2**63))
+        deal_seed = seed if seed is not None or rng is None else draw_seed(rng)
         try:
             self.game.reset(deal_seed, hands)
         except ValueError:

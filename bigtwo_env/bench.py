@@ -28,7 +28,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .checks import check_count
 from .cli_options import add_variant
+from .variant import DEFAULT_VARIANT
 
 BATCHES = (1, 64, 1024, 4096)
 
@@ -117,7 +119,7 @@ def engine_memory(variant: str, batch: int = 4096) -> dict[str, float]:
     }
 
 
-def run_bench(variant: str = "taiwan", repeats: int = 5, quick: bool = False) -> dict:
+def run_bench(variant: str = DEFAULT_VARIANT, repeats: int = 5, quick: bool = False) -> dict:
     scale = 0.2 if quick else 1.0
     out: dict = {"variant": variant, "repeats": repeats}
     out["game"] = bench_game(variant, int(2000 * scale), repeats)
@@ -147,8 +149,7 @@ def _print_table(result: dict) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    if args.repeats < 1:
-        raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
+    check_count("--repeats", args.repeats)
     result = run_bench(args.variant, args.repeats, args.quick)
     if args.json:
         json.dump(result, sys.stdout, indent=2)

@@ -1,4 +1,4 @@
-"""Checks of plain values that every layer takes from users: counts, whole numbers and CPU cores.
+"""Checks of plain values that every layer takes from users: counts, whole numbers, seats and CPU cores.
 
 One home for the questions asked of a setting before it is used (is ``deals`` a positive
 integer? how many cores may this process use?), so that the engine, the agents, the arena, the
@@ -34,6 +34,15 @@ def is_whole(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def is_seat(value: object, players: int) -> bool:
+    """A whole number from 0 to ``players - 1``: a seat at a table of ``players``.
+
+    >>> is_seat(3, 4), is_seat(4, 4), is_seat(True, 4), is_seat(1.0, 4)
+    (True, False, False, False)
+    """
+    return is_whole(value) and 0 <= value < players  # type: ignore[operator]
+
+
 def is_count(value: object) -> bool:
     """A whole number >= 1 (see the module docstring)."""
     return is_whole(value) and value >= 1  # type: ignore[operator]
@@ -53,4 +62,4 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-__all__ = ["check_count", "is_count", "is_whole", "usable_cores"]
+__all__ = ["check_count", "is_count", "is_seat", "is_whole", "usable_cores"]

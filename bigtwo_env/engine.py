@@ -36,14 +36,14 @@ from math import comb
 import numba
 import numpy as np
 
-from . import kernels as K
+from . import kernels
 from .actions import ActionTable, action_table
-from .cards import card_texts, cards_to_mask, parse_cards
+from .cards import NUM_CARDS, card_texts, cards_to_mask, mask_to_cards, parse_cards
 from .checks import check_count, usable_cores
 from .combos import PLAY_SIZES
 from .observation import OBS_VERSION, obs_size, observe_all
 from .seeds import seed_array
-from .variant import Variant, load_variant
+from .variant import DEFAULT_VARIANT, Variant, choice_code, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
 THREADS = max(1, min(4, usable_cores()))
@@ -70,7 +70,7 @@ def compiled(kernel: Callable, *args: object) -> Callable:
 
 def run_batched(
     kernel: Callable,
-    state: K.State,
+    state: kernels.State,
     before: tuple = (),
     after: tuple = (),
     rows: tuple = (),
@@ -87,7 +87,9 @@ def run_batched(
         return
     bounds = np.linspace(0, n, threads + 1).astype(int)
     futures = [
-        thread_pool().submit(kernel, *(r[lo:hi] for r in rows), *before, K.State(*(a[lo:hi] for a in state)), *after)
+        thread_pool().submit(
+            kernel, *(r[lo:hi] for r in rows), *before, kernels.State(*(a[lo:hi] for a in state)), *after
+        )
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
     ]
     for f in futures:
@@ -104,29 +106,29 @@ class StepResult:
     winner: np.ndarray  # int8 (N,): winner of the game that ended (valid where game_over)
 
 
-def make_rules(variant: Variant, table: ActionTable) -> K.Rules:
+def make_rules(variant: Variant, table: ActionTable) -> kernels.Rules:
     """The kernels' view of a variant and its action table."""
-    ip = np.zeros(K.IP_NUM, dtype=np.int64)
-    ip[K.IP_PLAYERS] = variant.players
-    ip[K.IP_CPP] = variant.cards_per_player
-    ip[K.IP_OPENING] = variant.opening_card_id
-    ip[K.IP_OPEN_EVERY] = int(variant.opening_every_game)
-    ip[K.IP_PAIR_CHAIN] = int(variant.pair_chain)
-    ip[K.IP_TWO_ENDS] = int(variant.two_ends_trick)
-    ip[K.IP_LAST_CARD] = K.LAST_CARD_RULES.index(variant.last_card_rule)
-    ip[K.IP_SCORING] = K.SCORINGS.index(variant.scoring)
-    ip[K.IP_GAMES] = variant.games
-    ip[K.IP_TWOS_MULT] = variant.penalty_multiplier_for_twos
-    ip[K.IP_DIRECTION] = K.DIRECTIONS_PER_GAME.index(variant.direction_per_game)
-    fp = np.zeros(K.FP_NUM, dtype=np.float64)
-    fp[K.FP_UNIT] = variant.unit
-    fp[K.FP_BUY_IN] = variant.buy_in
-    fp[K.FP_RAKE] = variant.rake
-    fp[K.FP_TARGET] = variant.target_score
-    fp[K.FP_SCORE_SCALE] = 1.0 / abs(variant.worst_payoff)  # observed match scores: per worst game
+    ip = np.zeros(kernels.IP_NUM, dtype=np.int64)
+    ip[kernels.IP_PLAYERS] = variant.players
+    ip[kernels.IP_CPP] = variant.cards_per_player
+    ip[kernels.IP_OPENING] = variant.opening_card_id
+    ip[kernels.IP_OPEN_EVERY] = int(variant.opening_every_game)
+    ip[kernels.IP_PAIR_CHAIN] = int(variant.pair_chain)
+    ip[kernels.IP_TWO_ENDS] = int(variant.two_ends_trick)
+    ip[kernels.IP_LAST_CARD] = choice_code("last_card_rule", variant.last_card_rule)
+    ip[kernels.IP_SCORING] = choice_code("scoring", variant.scoring)
+    ip[kernels.IP_GAMES] = variant.games
+    ip[kernels.IP_TWOS_MULT] = variant.penalty_multiplier_for_twos
+    ip[kernels.IP_DIRECTION] = choice_code("direction_per_game", variant.direction_per_game)
+    fp = np.zeros(kernels.FP_NUM, dtype=np.float64)
+    fp[kernels.FP_UNIT] = variant.unit
+    fp[kernels.FP_BUY_IN] = variant.buy_in
+    fp[kernels.FP_RAKE] = variant.rake
+    fp[kernels.FP_TARGET] = variant.target_score
+    fp[kernels.FP_SCORE_SCALE] = 1.0 / abs(variant.worst_payoff)  # observed match scores: per worst game
     windows = np.array([w for w, _top in variant.straights], dtype=np.int64).reshape(-1, 5)
     tiers = np.array(variant.tiers, dtype=np.float64).reshape(-1, 2)
-    return K.Rules(
+    return kernels.Rules(
         ip,
         fp,
         np.array(variant.suit_rank, dtype=np.int64),
@@ -151,6 +153,25 @@ def legal_capacity(variant: Variant, table: ActionTable) -> int:
     return int(min(bound, table.size))
 
 
+def check_deal(masks: np.ndarray, variant: Variant) -> np.ndarray:
+    """``masks`` ((N, P) uint64, a batch's first deals) if each game deals each seat the variant's
+    number of cards, no card twice and no bit past 51; ``ValueError`` naming the game, the seat
+    and the cards otherwise. The one check of a given deal (``Engine.reset``, ``Game.check_hands``)."""
+    if (masks >> np.uint64(NUM_CARDS)).any():
+        raise ValueError("hands as masks may only use bits 0..51 (one per card)")
+    cpp, values = variant.cards_per_player, variant.card_values()
+    for g, row in enumerate(masks):
+        seen = 0
+        for s, mask in enumerate(int(m) for m in row):
+            if mask.bit_count() != cpp:
+                raise ValueError(f"game {g}: seat {s} has {mask.bit_count()} cards, the variant deals {cpp}")
+            if seen & mask:
+                dup = sorted(mask_to_cards(seen & mask), key=values.__getitem__)
+                raise ValueError(f"game {g}: {' '.join(card_texts(dup))} dealt to more than one seat")
+            seen |= mask
+    return masks
+
+
 def _nesting(x: object) -> int:
     """How deeply card lists nest: a card is 0, a hand 1, a game's hands 2, a batch 3. Text with
     several cards counts as a hand."""
@@ -171,7 +192,7 @@ class Engine:
 
     def __init__(
         self,
-        variant: Variant | str = "taiwan",
+        variant: Variant | str = DEFAULT_VARIANT,
         num_games: int = 1,
         seed: int | Sequence[int] | None = None,
         autoreset: bool = False,
@@ -191,7 +212,7 @@ class Engine:
         self._threads = self.threads if self.num_games >= PARALLEL_FROM else 1
         n, p = self.num_games, self.players
         cap = legal_capacity(self.variant, self.table)
-        self.state = K.State(
+        self.state = kernels.State(
             seeds=np.zeros(n, np.uint64),
             deal_count=np.zeros(n, np.int64),
             hands=np.zeros((n, p), np.uint64),
@@ -215,17 +236,17 @@ class Engine:
             games_played=np.zeros(n, np.int32),
             legal=np.zeros((n, cap), np.int32),
             legal_n=np.zeros(n, np.int32),
-            hist_action=np.full((n, K.HISTORY), -1, np.int32),
-            hist_seat=np.full((n, K.HISTORY), -1, np.int8),
-            passed_on=np.zeros((n, p, K.SIZE_SLOTS), np.int32),
+            hist_action=np.full((n, kernels.HISTORY), -1, np.int32),
+            hist_seat=np.full((n, kernels.HISTORY), -1, np.int8),
+            passed_on=np.zeros((n, p, kernels.SIZE_SLOTS), np.int32),
         )
         self._obs = np.zeros((n, self.obs_size), np.float32)
         R, S, acts, seats = self.rules, self.state, np.zeros(n, np.int64), np.zeros(n, np.int64)
-        self._check = compiled(K.check_actions, acts, S)
-        self._legal = compiled(K.legal_all, R, S)
-        self._step = compiled(K.step_all, acts, R, S, self.autoreset)
+        self._check = compiled(kernels.check_actions, acts, S)
+        self._legal = compiled(kernels.legal_all, R, S)
+        self._step = compiled(kernels.step_all, acts, R, S, self.autoreset)
         self._observe = compiled(observe_all, seats, self._obs, R, S)
-        self._reset = compiled(K.reset_all, R, S, True)
+        self._reset = compiled(kernels.reset_all, R, S, True)
         self.reset(seed)
 
     # ------------------------------------------------------------ life cycle
@@ -247,35 +268,24 @@ class Engine:
         self._refresh()
 
     def _parse_hands(self, hands: Sequence | np.ndarray) -> np.ndarray:
-        n, p, cpp = self.num_games, self.players, self.variant.cards_per_player
-        arr = np.asarray(hands) if isinstance(hands, np.ndarray) else None
-        if arr is not None and arr.dtype == np.uint64:
-            if arr.shape != (n, p):
-                raise ValueError(f"hands as masks must have shape ({n}, {p}), got {arr.shape}")
-            if (arr >> np.uint64(52)).any():
-                raise ValueError("hands as masks may only use bits 0..51 (one per card)")
-            rows = [[[c for c in range(52) if int(m) >> c & 1] for m in row] for row in arr]
-        else:
-            rows = list(hands)  # type: ignore[arg-type]
-            if n == 1 and _nesting(rows) <= 2:  # one game's hands, not a batch of one
-                rows = [rows]
+        """``hands`` (see ``reset``) as (N, P) uint64 masks, checked by ``check_deal``."""
+        n, p = self.num_games, self.players
+        if isinstance(hands, np.ndarray) and hands.dtype == np.uint64:
+            if hands.shape != (n, p):
+                raise ValueError(f"hands as masks must have shape ({n}, {p}), got {hands.shape}")
+            return check_deal(hands, self.variant)
+        rows = list(hands)
+        if n == 1 and _nesting(rows) <= 2:  # one game's hands, not a batch of one
+            rows = [rows]
         if len(rows) != n:
             raise ValueError(f"hands must give {n} game(s), got {len(rows)}")
         out = np.zeros((n, p), np.uint64)
         for g, row in enumerate(rows):
             if len(row) != p:
                 raise ValueError(f"game {g}: hands must give {p} seats, got {len(row)}")
-            seen: set[int] = set()
             for s, h in enumerate(row):
-                cards = parse_cards(h)
-                if len(cards) != cpp:
-                    raise ValueError(f"game {g}: seat {s} has {len(cards)} cards, the variant deals {cpp}")
-                dup = seen.intersection(cards)
-                if dup:
-                    raise ValueError(f"game {g}: {' '.join(card_texts(sorted(dup)))} dealt to more than one seat")
-                seen.update(cards)
-                out[g, s] = np.uint64(cards_to_mask(cards))
-        return out
+                out[g, s] = np.uint64(cards_to_mask(parse_cards(h)))
+        return check_deal(out, self.variant)
 
     def _refresh(self) -> None:
         run_batched(self._legal, self.state, before=(self.rules,), threads=self._threads)
@@ -347,15 +357,15 @@ class Engine:
 
         def moves(value, what: str) -> np.ndarray:
             arr = np.asarray(-1 if value is None else value, dtype=np.int64)
-            if arr.ndim and arr.shape[-1] < K.HISTORY:  # pad the older moves with "none"
-                pad = np.full((*arr.shape[:-1], K.HISTORY - arr.shape[-1]), -1, np.int64)
+            if arr.ndim and arr.shape[-1] < kernels.HISTORY:  # pad the older moves with "none"
+                pad = np.full((*arr.shape[:-1], kernels.HISTORY - arr.shape[-1]), -1, np.int64)
                 arr = np.concatenate([arr, pad], axis=-1)
-            if arr.ndim and arr.shape[-1] > K.HISTORY:
-                raise ValueError(f"set_position: {what} holds at most {K.HISTORY} moves, got {arr.shape[-1]}")
-            return per_game(arr, np.int64, (K.HISTORY,))
+            if arr.ndim and arr.shape[-1] > kernels.HISTORY:
+                raise ValueError(f"set_position: {what} holds at most {kernels.HISTORY} moves, got {arr.shape[-1]}")
+            return per_game(arr, np.int64, (kernels.HISTORY,))
 
         ha, hs = moves(hist_action, "hist_action"), moves(hist_seat, "hist_seat")
-        po = per_game(0 if passed_on is None else passed_on, np.int64, (p, K.SIZE_SLOTS))
+        po = per_game(0 if passed_on is None else passed_on, np.int64, (p, kernels.SIZE_SLOTS))
         sizes = np.asarray(self.table.sizes, np.int64)
         slot_sizes = np.array(PLAY_SIZES, np.int64)
         recorded = ha >= 0
@@ -519,7 +529,7 @@ class Engine:
         mask = int(T.masks[action])
         hand = int(S.hands[g, seat])
         if mask & ~hand:
-            missing = [c for c in range(52) if mask >> c & 1 and not hand >> c & 1]
+            missing = mask_to_cards(mask & ~hand)
             return f"not in hand: {' '.join(card_texts(missing))}"
         if S.opening[g] >= 0 and not mask >> int(S.opening[g]) & 1:
             return f"the first play of the game must contain {card_texts([int(S.opening[g])])[0]}"
@@ -529,11 +539,11 @@ class Engine:
                 return f"the table holds {T.sizes[t]} card(s) ({table_cards}); answer with {T.sizes[t]} card(s)"
             if not T.beat_start[t] <= action < T.group_end[t]:
                 return f"it does not beat {T.kind(t)} {table_cards}"
-        if self.variant.last_card_rule == "enforce" and int(S.duty[g]) != K.DUTY_NONE:
+        if self.variant.last_card_rule == "enforce" and int(S.duty[g]) != kernels.DUTY_NONE:
             return {
-                K.DUTY_LEAD_MULTI: "last-card rule: the next player holds one card, lead two or more cards",
-                K.DUTY_LEAD_HIGHEST: "last-card rule: the next player holds one card, lead your highest card",
-                K.DUTY_ANSWER_HIGHEST: "last-card rule: the next player holds one card, a single must be your highest",
+                kernels.DUTY_LEAD_MULTI: "last-card rule: the next player holds one card, lead two or more cards",
+                kernels.DUTY_LEAD_HIGHEST: "last-card rule: the next player holds one card, lead your highest card",
+                kernels.DUTY_ANSWER_HIGHEST: "last-card rule: the next player holds one card, a single must be your highest",
             }[int(S.duty[g])]
         return "not a legal play here"
 

@@ -38,9 +38,10 @@ from typing import Any
 import numpy as np
 
 from .actions import ActionTable, action_id, parse_play
-from .cards import NUM_CARDS, card_texts, cards_to_mask, parse_cards
-from .engine import Engine, StepResult
-from .variant import Variant, load_variant
+from .cards import NUM_CARDS, card_texts, cards_to_mask, mask_to_cards, parse_cards
+from .checks import is_seat
+from .engine import Engine, StepResult, check_deal
+from .variant import CHOICES, DEFAULT_VARIANT, Variant, load_variant
 
 Cards = str | Sequence[str | int] | None
 """A play as given by a person: ``"3C 3D"``, ``["3C", "3D"]``, ``"pass"`` or ``[]``."""
@@ -66,7 +67,7 @@ class Game:
 
     def __init__(
         self,
-        variant: Variant | str | Path = "taiwan",
+        variant: Variant | str | Path = DEFAULT_VARIANT,
         seed: int | None = None,
         hands: Sequence[Cards] | np.ndarray | None = None,
         **overrides: Any,
@@ -75,9 +76,7 @@ class Game:
         self.engine = Engine(self.variant, num_games=1, seed=seed)
         self.action_table: ActionTable = self.engine.table
         self.players = self.variant.players
-        # Card order of the variant (rank, then the variant's suit order), for sorting what we show.
-        suit_rank = self.variant.suit_rank
-        self._order = [c // 4 * 4 + suit_rank[c % 4] for c in range(NUM_CARDS)]
+        self._order = self.variant.card_values()  # the variant's card order, for sorting what we show
         self._texts = card_texts(range(NUM_CARDS))
         self._act = np.zeros(1, np.int64)
         self._plays: list[tuple[int, int]] = []  # (seat, action id) of the current game
@@ -108,7 +107,8 @@ class Game:
     def check_hands(self, hands: Sequence[Cards] | np.ndarray) -> np.ndarray:
         """``hands`` (one per seat: card text, a list of cards, or a (P,) uint64 mask array) as the
         (1, P) uint64 card masks ``Engine.reset`` takes, after checking them as the engine does
-        (card counts, no card dealt twice); ``ValueError`` naming the seat and the bad card."""
+        (``engine.check_deal``: card counts, no card dealt twice); ``ValueError`` naming the seat and
+        the bad card."""
         p = self.players
         if isinstance(hands, np.ndarray):
             if hands.dtype == np.uint64:
@@ -133,18 +133,11 @@ class Game:
         return self._check_deal(masks)  # masks, not card lists: a 1-card hand cannot be read as one game's hands
 
     def _check_deal(self, masks: np.ndarray) -> np.ndarray:
-        """``masks`` (1, P) if each seat holds the variant's number of cards and no card twice; the
-        engine's messages otherwise (``Engine.reset`` checks the same)."""
-        cpp, seen = self.variant.cards_per_player, 0
-        for seat, mask in enumerate(int(m) for m in masks[0]):
-            if mask >> NUM_CARDS:
-                raise ValueError("hands as masks may only use bits 0..51 (one per card)")
-            if mask.bit_count() != cpp:
-                raise ValueError(f"seat {seat} has {mask.bit_count()} cards, the variant deals {cpp}")
-            if seen & mask:
-                raise ValueError(f"{' '.join(self._mask_texts(seen & mask))} dealt to more than one seat")
-            seen |= mask
-        return masks
+        """``masks`` (1, P) if ``engine.check_deal`` passes them, its message for game 0 otherwise."""
+        try:
+            return check_deal(masks, self.variant)
+        except ValueError as exc:
+            raise ValueError(_single(str(exc))) from None
 
     # ------------------------------------------------------------ what is on the table
 
@@ -197,11 +190,11 @@ class Game:
         one in a reversed game."""
         if not self.reversed:
             return self.variant.direction
-        return "clockwise" if self.variant.direction == "counterclockwise" else "counterclockwise"
+        return next(d for d in CHOICES["direction"] if d != self.variant.direction)
 
     def play_order(self, first: int = 0) -> list[int]:
         """Every seat in this game's play order, starting at seat ``first``."""
-        if first not in range(self.players):
+        if not is_seat(first, self.players):
             raise ValueError(f"first must be a seat 0..{self.players - 1}, got {first!r}")
         step = -1 if self.reversed else 1
         return [(first + step * k) % self.players for k in range(self.players)]
@@ -268,16 +261,6 @@ class Game:
                 self._plays = []
                 self._deals.append(S.hands[0].copy())
         return result
-
-    def play_agent(self, agent: Any) -> list[str]:
-        """Let ``agent`` (any object with ``act(obs, legal_ids, legal_counts)``) choose
-        and play for the seat to act; returns the cards it played (``[]`` for a pass)."""
-        if self.is_over:
-            raise ValueError("the match is over; call reset() to start a new one")
-        ids, counts = self.engine.legal_actions()
-        action = int(agent.act(self.engine.observe(), ids, counts)[0])
-        self.play_action(action)
-        return self._action_texts(action)
 
     def cards_of(self, action: int) -> list[str]:
         """The cards of action id ``action``, in card order (``[]`` for pass)."""
@@ -374,7 +357,7 @@ class Game:
         return [self._texts[c] for c in sorted((int(c) for c in cards), key=self._order.__getitem__)]
 
     def _mask_texts(self, mask: int) -> list[str]:
-        return self._sorted([c for c in range(NUM_CARDS) if mask >> c & 1])
+        return self._sorted(mask_to_cards(mask))
 
     def _action_texts(self, action: int) -> list[str]:
         return self._sorted([c for c in self.action_table.cards[action] if c >= 0])

@@ -74,12 +74,13 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from . import ENV_ID  # noqa: F401 - the id this env is registered under (bigtwo_env.ENV_ID), kept here too
 from .actions import action_id
-from .seat_env import RENDER_MODES, GameBacked, hands_option, observation_space
-from .seeds import check_seed
-from .variant import Variant
+from .checks import is_seat, is_whole
+from .env_base import RENDER_MODES, GameBacked, hands_option, observation_space
+from .seeds import check_seed, draw_seed
+from .variant import DEFAULT_VARIANT, Variant
 
-ENV_ID = "bigtwo/BigTwo-v1"
 AGENT_FACTORY_GROUP = "bigtwo.agent_factory"  # entry point make_agent(name, variant, seed) -> an agent
 MAX_REDEALS = 100  # matches that end before the learner's first turn are dealt again (tiny hands only)
 
@@ -91,7 +92,7 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
 
     def __init__(
         self,
-        variant: Variant | str | Path = "taiwan",
+        variant: Variant | str | Path = DEFAULT_VARIANT,
         opponents: Any = None,
         seat: int | str = 0,
         render_mode: str | None = None,
@@ -114,9 +115,9 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
     # ------------------------------------------------------------ arguments
 
     def _check_seat(self, seat: Any) -> int:
-        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
+        if not is_whole(seat):
             raise ValueError(f"seat must be 0..{self.players - 1} or 'random', got {seat!r}")
-        if not 0 <= seat < self.players:
+        if not is_seat(seat, self.players):
             raise ValueError(f"seat must be 0..{self.players - 1} or 'random' ({self.players} players), got {seat}")
         return int(seat)
 
@@ -166,12 +167,12 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
         if seed is not None:
             for policy, named in zip(self.opponents, self._named, strict=True):
                 if named and isinstance(getattr(policy, "rng", None), np.random.Generator):
-                    policy.rng = np.random.default_rng(int(rng.integers(2**63)))
+                    policy.rng = np.random.default_rng(draw_seed(rng))
         self._done = True  # until this reset has dealt
         deal_seed = seed
         for _ in range(MAX_REDEALS):
             if deal_seed is None:
-                deal_seed = int(rng.integers(2**63))
+                deal_seed = draw_seed(rng)
             self.game.reset(deal_seed, hands)
             if self.random_seat:
                 self.seat = int(rng.integers(self.players))

@@ -7,11 +7,25 @@ helpers), nothing else.
 
 Why the cache needs a folder of its own: Numba keys a cached kernel on its own source file only,
 so a kernel that calls a compiled function of another module keeps running the old machine code
-of that function after the other module changes (a documented Numba limitation). Here the cache
-folder is keyed instead by a hash of the sources of *every* module in ``KERNEL_SOURCES``, plus
-the Numba and Python versions: any change to any kernel source starts a fresh cache for all of
-them (the first run after a change recompiles everything, about a minute), and kernels may call
-each other across modules freely.
+of that function after the other module changes (a documented Numba limitation), and a kernel
+keeps the values of the other modules' constants it was compiled with. Here the cache folder is
+keyed instead by a hash of the sources of *every* kernel module, plus the Numba and Python
+versions: any change to any kernel source starts a fresh cache for all of them (the first run
+after a change recompiles everything, about a minute), and kernels may call each other across
+modules freely.
+
+Which modules: each package declares its own kernel modules in the entry-point group
+``bigtwo.kernels`` (``KERNEL_GROUP``) of ``pyproject.toml``, one line per module,
+``label = "package.module"``; this module reads the declarations without importing any of
+those packages (``declared_kernels``: from ``pyproject.toml`` beside the packages in a source
+checkout, so an edit counts at once; from the installed distribution's metadata otherwise) and
+finds each module's file under the folder that holds the packages (``kernel_files``). Adding or
+moving a kernel module is that one line. The key also covers ``COMPILED_IN``: this module (the
+compile options) and the rules layer's modules whose constants the kernels compile in
+(``combos.KIND_INDEX``, ``variant.CHOICES``, whose order gives the kernels' setting codes), so
+reordering ``CHOICES`` recompiles the kernels instead of leaving them on the old codes; an upper
+layer's module of such constants (the heuristic's weight indices) is declared in the group
+``bigtwo.kernel_constants`` (``CONSTANTS_GROUP``) the same way.
 
 Where it goes:
 
@@ -30,6 +44,8 @@ in place; delete the base folder to reclaim the space.
 
 >>> CACHE_DIR.name == f"bigtwo-{cache_key(read_sources())}"
 True
+>>> declared_kernels()["engine"]
+'bigtwo_env.kernels'
 """
 
 from __future__ import annotations
@@ -46,31 +62,83 @@ from typing import Any
 
 import numba
 
-# Every module holding compiled kernels, relative to the folder that holds the packages, and the
-# one whose constants they compile in (the heuristic's weight indices, ``agents.heuristic.weights``).
-KERNEL_SOURCES = (
-    "agents/heuristic/agent.py",
-    "agents/heuristic/control.py",
-    "agents/heuristic/decision.py",
-    "agents/heuristic/planner.py",
-    "agents/heuristic/weights.py",
-    "agents/search.py",
-    "bigtwo_env/jit.py",
-    "bigtwo_env/kernels.py",
-    "bigtwo_env/observation.py",
-    "train/decisions.py",
-)
+KERNEL_GROUP = "bigtwo.kernels"  # the entry-point group declaring every module with compiled kernels
+CONSTANTS_GROUP = "bigtwo.kernel_constants"  # ... and upper-layer modules whose constants kernels compile in
+DISTRIBUTION = "bigtwo"  # the installed distribution whose metadata holds the group (a wheel install)
+# Keyed beside the declared kernel modules: the compile options, and the rules layer's modules whose
+# constants the kernels compile in (see the module docstring).
+COMPILED_IN = ("bigtwo_env.jit", "bigtwo_env.combos", "bigtwo_env.variant")
 INLINE_CHOICES = ("never", "always")
 _ROOT = Path(__file__).resolve().parent.parent
 _KEYED = re.compile(r"bigtwo-[0-9a-f]{16}")
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _pyproject_kernels(path: Path, group: str = KERNEL_GROUP) -> dict[str, str] | None:
+    """The ``group`` entry points of a ``pyproject.toml`` (``None``: no such file or group, or no
+    TOML reader before Python 3.11)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: read the installed metadata instead
+        return None
+    if not path.is_file():
+        return None
+    with path.open("rb") as f:
+        project = tomllib.load(f).get("project", {})
+    points = project.get("entry-points", {}).get(group)
+    return dict(points) if points else None
+
+
+def _installed_kernels(group: str = KERNEL_GROUP) -> dict[str, str]:
+    """The ``group`` entry points of the installed distribution (empty when not installed)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        points = distribution(DISTRIBUTION).entry_points
+    except PackageNotFoundError:
+        return {}
+    return {ep.name: ep.value for ep in points if ep.group == group}
+
+
+def declared_kernels(root: Path = _ROOT, group: str = KERNEL_GROUP) -> dict[str, str]:
+    """Every declared kernel module, label to module name (``{"engine": "bigtwo_env.kernels", ...}``):
+    the ``bigtwo.kernels`` group of ``root/pyproject.toml`` in a source checkout, else of the
+    installed distribution. ``ValueError`` for a declaration that is no module name."""
+    declared = _pyproject_kernels(root / "pyproject.toml", group)
+    if declared is None:
+        declared = _installed_kernels(group)
+    for label, module in declared.items():
+        if not isinstance(module, str) or not _MODULE.fullmatch(module):
+            raise ValueError(
+                f"entry point {label!r} of group {group!r} must name a module such as 'agents.heuristic', "
+                f"got {module!r}"
+            )
+    return declared
+
+
+def module_file(module: str, root: Path = _ROOT) -> Path:
+    """The source file of ``module`` under ``root``, found without importing it: ``a/b.py``, or
+    ``a/b/__init__.py`` for a package (the first when neither exists)."""
+    base = root.joinpath(*module.split("."))
+    plain, package = base.with_suffix(".py"), base / "__init__.py"
+    return package if not plain.is_file() and package.is_file() else plain
+
+
+def kernel_files(root: Path = _ROOT) -> dict[str, Path]:
+    """Each declared kernel module's source file under ``root``, by module name, sorted."""
+    return {module: module_file(module, root) for module in sorted(set(declared_kernels(root).values()))}
 
 
 def read_sources(root: Path = _ROOT) -> dict[str, bytes]:
-    """The bytes of every ``KERNEL_SOURCES`` module under ``root`` (empty for a module not installed)."""
+    """The bytes of every keyed module under ``root``, by module name: the declared kernel modules and
+    ``COMPILED_IN`` and the ``CONSTANTS_GROUP`` declarations (empty for a module not installed)."""
+    modules = sorted(
+        {*declared_kernels(root).values(), *declared_kernels(root, CONSTANTS_GROUP).values(), *COMPILED_IN}
+    )
     out = {}
-    for rel in KERNEL_SOURCES:
-        path = root / rel
-        out[rel] = path.read_bytes() if path.is_file() else b""
+    for module in modules:
+        path = module_file(module, root)
+        out[module] = path.read_bytes() if path.is_file() else b""
     return out
 
 
@@ -149,4 +217,16 @@ def njit(func: Callable | None = None, *, nogil: bool = False, inline: str = "ne
     return compile_ if func is None else compile_(func)
 
 
-__all__ = ["CACHE_DIR", "KERNEL_SOURCES", "cache_bases", "cache_key", "choose_cache_dir", "njit", "read_sources"]
+__all__ = [
+    "CACHE_DIR",
+    "COMPILED_IN",
+    "KERNEL_GROUP",
+    "cache_bases",
+    "cache_key",
+    "choose_cache_dir",
+    "declared_kernels",
+    "kernel_files",
+    "module_file",
+    "njit",
+    "read_sources",
+]

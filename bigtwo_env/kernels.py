@@ -27,6 +27,7 @@ import numpy as np
 
 from .combos import KIND_INDEX
 from .jit import njit
+from .variant import choice_code
 
 U1 = np.uint64(1)
 U0 = np.uint64(0)
@@ -43,9 +44,17 @@ TWO_RANK = 12
 IP_PLAYERS, IP_CPP, IP_OPENING, IP_OPEN_EVERY, IP_PAIR_CHAIN, IP_TWO_ENDS = 0, 1, 2, 3, 4, 5
 IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_DIRECTION, IP_NUM = 6, 7, 8, 9, 10, 11
 FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET, FP_SCORE_SCALE, FP_NUM = 0, 1, 2, 3, 4, 5
-LAST_CARD_RULES = ("off", "enforce", "liability")
-SCORINGS = ("cards", "tiered", "pairwise", "win_loss", "collect")
-DIRECTIONS_PER_GAME = ("fixed", "alternate", "random")
+# The codes of the settings with a fixed list of values (``ip[IP_LAST_CARD]``, ``ip[IP_SCORING]``,
+# ``ip[IP_DIRECTION]``): each value's place in ``variant.CHOICES``, taken from there (``choice_code``).
+LAST_CARD_OFF, LAST_CARD_ENFORCE, LAST_CARD_LIABILITY = (
+    choice_code("last_card_rule", rule) for rule in ("off", "enforce", "liability")
+)
+SCORING_CARDS, SCORING_TIERED, SCORING_PAIRWISE, SCORING_WIN_LOSS, SCORING_COLLECT = (
+    choice_code("scoring", scoring) for scoring in ("cards", "tiered", "pairwise", "win_loss", "collect")
+)
+DIRECTION_FIXED, DIRECTION_ALTERNATE, DIRECTION_RANDOM = (
+    choice_code("direction_per_game", mode) for mode in ("fixed", "alternate", "random")
+)
 # Last-card duties of the seat to act (observation and liability): none, must lead 2+ cards,
 # must lead the highest single, a single answer must be the highest card.
 DUTY_NONE, DUTY_LEAD_MULTI, DUTY_LEAD_HIGHEST, DUTY_ANSWER_HIGHEST = 0, 1, 2, 3
@@ -219,9 +228,9 @@ def start_game(g, R, S, leader):
     ``random`` drawn from the seed and ``S.deal_count[g]`` (deals made so far)."""
     players = R.ip[IP_PLAYERS]
     mode = R.ip[IP_DIRECTION]
-    if mode == 0:
+    if mode == DIRECTION_FIXED:
         S.reverse[g] = False
-    elif mode == 1:
+    elif mode == DIRECTION_ALTERNATE:
         S.reverse[g] = S.games_played[g] % 2 == 1
     else:
         S.reverse[g] = drawn_reverse(S.seeds[g], S.deal_count[g])
@@ -520,7 +529,7 @@ def legal_one(g, R, S):
             )
     _sort_prefix(out, n)
     rule = R.ip[IP_LAST_CARD]
-    if rule == 0 or S.counts[g, seat_after(s, 1, players, S.reverse[g])] != 1:
+    if rule == LAST_CARD_OFF or S.counts[g, seat_after(s, 1, players, S.reverse[g])] != 1:
         return n
     top = highest_card(hand, R.suit_rank)
     top_id = lookup(bit(top), R.hash_keys, R.hash_ids, R.bits)
@@ -536,20 +545,20 @@ def legal_one(g, R, S):
                 break
         if first_multi < n:
             S.duty[g] = DUTY_LEAD_MULTI
-            if rule == 1:
+            if rule == LAST_CARD_ENFORCE:
                 for i in range(n - first_multi):
                     out[i] = out[first_multi + i]
                 n = n - first_multi
         elif has_top:
             S.duty[g] = DUTY_LEAD_HIGHEST
             S.duty_card[g] = top
-            if rule == 1:
+            if rule == LAST_CARD_ENFORCE:
                 out[0] = top_id
                 n = 1
     elif R.sizes[t] == 1:
         S.duty[g] = DUTY_ANSWER_HIGHEST
         S.duty_card[g] = top
-        if rule == 1:
+        if rule == LAST_CARD_ENFORCE:
             out[0] = 0
             n = 1
             if has_top:
@@ -581,7 +590,7 @@ def settle(left, twos, winner, liable, reverse, ip, fp, tiers, bankroll, out):
     counted = np.empty(players, dtype=np.float64)
     for s in range(players):
         counted[s] = left[s] + (ip[IP_TWOS_MULT] - 1) * twos[s]
-    if scoring == 0:  # cards
+    if scoring == SCORING_CARDS:
         total = 0.0
         for s in range(players):
             out[s] = -counted[s] * unit
@@ -598,16 +607,16 @@ def settle(left, twos, winner, liable, reverse, ip, fp, tiers, bankroll, out):
         for i in range(players):
             if i == winner:
                 continue
-            if scoring == 1:  # tiered
+            if scoring == SCORING_TIERED:
                 n = counted[i]
                 pay[i, winner] = (n if n <= 9 else (2 * n if n <= 12 else 3 * n)) * unit
-            elif scoring == 2:  # pairwise
+            elif scoring == SCORING_PAIRWISE:
                 for j in range(players):
                     if counted[i] > counted[j]:
                         pay[i, j] = (counted[i] - counted[j]) * unit
-            elif scoring == 3:  # win_loss
+            elif scoring == SCORING_WIN_LOSS:
                 pay[i, winner] = unit / (players - 1)
-            else:  # collect: n, times the multiplier of the highest tier reached
+            else:  # SCORING_COLLECT: n, times the multiplier of the highest tier reached
                 n = counted[i]
                 multiplier = 1.0
                 for t in range(tiers.shape[0]):
@@ -681,7 +690,7 @@ def step_one(g, a, R, S, autoreset):
             S.current[g] = after
         return
     d = S.duty[g]
-    if d != DUTY_NONE and R.ip[IP_LAST_CARD] == 2:
+    if d != DUTY_NONE and R.ip[IP_LAST_CARD] == LAST_CARD_LIABILITY:
         top_single = R.sizes[a] == 1 and R.masks[a] == bit(S.duty_card[g])
         if (
             (d == DUTY_LEAD_MULTI and R.sizes[a] < 2)
@@ -722,7 +731,7 @@ def finish_game(g, s, R, S, autoreset):
         twos[p] = popcount(S.hands[g, p] & two_mask)
         bankroll[p] = R.fp[FP_BUY_IN] + S.match_scores[g, p]
     before = seat_after(s, players - 1, players, S.reverse[g])
-    liable = before if (R.ip[IP_LAST_CARD] == 2 and S.breach[g, s]) else -1
+    liable = before if (R.ip[IP_LAST_CARD] == LAST_CARD_LIABILITY and S.breach[g, s]) else -1
     settle(left, twos, s, liable, S.reverse[g], R.ip, R.fp, R.tiers, bankroll, S.payoffs[g])
     S.winner[g] = s
     S.game_over[g] = True
@@ -732,7 +741,7 @@ def finish_game(g, s, R, S, autoreset):
     for p in range(players):
         S.match_scores[g, p] += S.payoffs[g, p]
         score = S.match_scores[g, p]
-        if target > 0 and (score >= target or (R.ip[IP_SCORING] == 0 and -score >= target)):
+        if target > 0 and (score >= target or (R.ip[IP_SCORING] == SCORING_CARDS and -score >= target)):
             done = True
     if not done:
         deal_game(g, R, S, -1 if R.ip[IP_OPEN_EVERY] else s)

@@ -67,6 +67,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from .checks import is_count
 from .combos import KINDS
 from .jit import njit
 from .kernels import (
@@ -123,7 +124,7 @@ class ObsPart:
         if self.rows == "P":
             if self.fixed:
                 raise ValueError(f"observation part {self.name!r}: a part with one row per seat has no fixed slots")
-        elif isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
+        elif not is_count(self.rows):
             raise ValueError(f"observation part {self.name!r}: rows must be a positive int or 'P', got {self.rows!r}")
         elif self.fixed % self.rows or self.per_seat % self.rows:
             raise ValueError(f"observation part {self.name!r}: {self.rows} rows must divide its slots evenly")

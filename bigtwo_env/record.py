@@ -46,6 +46,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .seeds import SEED_RANGE, is_seed
 from .variant import Variant
 
 if TYPE_CHECKING:
@@ -144,10 +145,7 @@ def check_record(record: Any) -> dict[str, Any]:
     )
     _need(isinstance(record.get("variant"), dict), "game record: variant must be an object of rule settings")
     seed = record.get("seed")
-    _need(
-        isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**64,
-        f"game record: seed must be an integer 0..2**64-1, got {seed!r}",
-    )
+    _need(is_seed(seed), f"game record: seed must be an integer {SEED_RANGE}, got {seed!r}")
     _need(
         record.get("first_deal") in ("seed", "given"),
         f"game record: first_deal must be 'seed' or 'given', got {record.get('first_deal')!r}",

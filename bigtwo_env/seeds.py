@@ -32,8 +32,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .checks import is_whole
+
 MAX_SEED = 2**64 - 1
-ALLOWED = "a seed is an integer 0..2**64-1 (or None for fresh entropy)"
+SEED_RANGE = "0..2**64-1"  # MAX_SEED as the messages write it
+ALLOWED = f"a seed is an integer {SEED_RANGE} (or None for fresh entropy)"
+
+
+def is_seed(value: object) -> bool:
+    """A whole number (not a bool) from 0 to ``MAX_SEED``: a seed where ``None`` is not allowed
+    (a game record's, which names the deals it holds).
+
+    >>> is_seed(0), is_seed(2**64 - 1), is_seed(2**64), is_seed(-1), is_seed(True), is_seed(None)
+    (True, True, False, False, False, False)
+    """
+    return is_whole(value) and 0 <= value <= MAX_SEED  # type: ignore[operator]
 
 
 def check_seed(seed: object) -> int | None:
@@ -49,6 +62,16 @@ def check_seed(seed: object) -> int | None:
     if not 0 <= value <= MAX_SEED:
         raise ValueError(f"seed {value} is not allowed: {ALLOWED}")
     return value
+
+
+def draw_seed(rng: np.random.Generator) -> int:
+    """A seed drawn from ``rng`` (0..2**63-1): how an env seeded once deals each later ``reset()``
+    and seeds the opponents it built.
+
+    >>> draw_seed(np.random.default_rng(0)) == draw_seed(np.random.default_rng(0))
+    True
+    """
+    return int(rng.integers(2**63))
 
 
 def seed_array(seed: int | Sequence[int] | np.ndarray | None, n: int) -> np.ndarray:

@@ -72,6 +72,7 @@ from typing import Any
 import yaml
 
 from .cards import RANKS, SUIT_SYMBOLS, SUITS, card_from_text
+from .checks import is_whole
 
 # A straight window: five rank indices lowest-written first, and the rank index of its top card.
 Window = tuple[tuple[int, ...], int]
@@ -89,6 +90,8 @@ STRAIGHT_PRESETS: dict[str, tuple[Window, ...]] = {
     "jp_a2345_low": (((11, 12, 0, 1, 2), 2),) + _NORMAL_WINDOWS,  # A-2-3-4-5 lowest, top 5
 }
 
+# The allowed values of each setting with a fixed list. The kernels read a setting's value as its
+# place in its list (``choice_code``): they take their codes from here, never write them out.
 CHOICES: dict[str, tuple[Any, ...]] = {
     "players": (2, 3, 4),
     "flush_order": ("suit_first", "rank_first"),
@@ -98,7 +101,25 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "direction_per_game": ("fixed", "alternate", "random"),
     "jqka2_suited": ("flush", "no_play"),
 }
-DEFAULT_VARIANT = "taiwan"
+DEFAULT_VARIANT = "taiwan"  # the variant every ``variant=`` argument of the package defaults to
+
+
+def choice_code(setting: str, value: Any) -> int:
+    """The code the kernels use for ``value`` of ``setting``: its place in ``CHOICES[setting]``.
+
+    >>> choice_code("scoring", "cards"), choice_code("last_card_rule", "liability")
+    (0, 2)
+    >>> choice_code("scoring", "poker")
+    Traceback (most recent call last):
+    ...
+    ValueError: scoring 'poker' has no code; allowed: cards, tiered, pairwise, win_loss, collect
+    """
+    allowed = CHOICES[setting]
+    if value not in allowed:
+        raise ValueError(f"{setting} {value!r} has no code; allowed: {', '.join(map(str, allowed))}")
+    return allowed.index(value)
+
+
 # What a game's payoff is under each scoring, in a few words (tables and reports say it).
 SCORING_SUMMARY = {
     "cards": "minus the cards left",
@@ -142,6 +163,18 @@ class Variant:
     def suit_rank(self) -> tuple[int, ...]:
         """Strength of each physical suit (D, C, H, S order), 0 = lowest."""
         return tuple(self.suit_order.index(s) for s in SUITS)
+
+    def card_values(self) -> tuple[int, ...]:
+        """Each card id's value under this variant, 0 (the lowest card) .. 51: rank, then the
+        variant's suit order (``rank * 4 + suit_rank[suit]``; the kernels' ``card_value``). Sorting
+        by it puts cards in the variant's order.
+
+        >>> v = load_variant("pusoy-dos")  # clubs lowest, diamonds highest
+        >>> v.card_values()[:4], sorted(range(4), key=v.card_values().__getitem__)
+        ((3, 0, 2, 1), [1, 3, 2, 0])
+        """
+        suit_rank = self.suit_rank
+        return tuple(c // 4 * 4 + suit_rank[c % 4] for c in range(52))
 
     @property
     def opening_card_id(self) -> int:
@@ -242,11 +275,6 @@ BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
-def _is_int(value: Any) -> bool:
-    """An integer, not a bool (YAML reads ``true`` as one)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_number(value: Any) -> bool:
     """A finite int or float, not a bool (ints of any size compare without converting)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -308,11 +336,11 @@ def _parse_tiers(source: str, value: Any) -> tuple[tuple[int, float], ...]:
     for item in value:
         ok = isinstance(item, (list, tuple)) and len(item) == 2
         cards, multiplier = item if ok else (None, None)
-        ok = ok and _is_int(cards) and 1 <= cards <= top_cards
+        ok = ok and is_whole(cards) and 1 <= cards <= top_cards
         ok = ok and _is_number(multiplier) and 0 < multiplier <= top_mult
         if not ok or (out and cards <= out[-1][0]):
             raise _fail(source, "tiers", value, allowed)
-        out.append((cards, float(multiplier)))
+        out.append((int(cards), float(multiplier)))
     return tuple(out)
 
 
@@ -347,7 +375,7 @@ def _check_field(source: str, name: str, value: Any) -> Any:
             raise _fail(source, name, value, allowed)
 
     is_bool = isinstance(value, bool)
-    is_int = _is_int(value)
+    is_int = is_whole(value)  # an integer, not a bool (YAML reads ``true`` as one)
     is_num = _is_number(value)
     if name in ("name", "description"):
         need(isinstance(value, str), "text")
@@ -356,10 +384,10 @@ def _check_field(source: str, name: str, value: Any) -> Any:
         value = "off"  # YAML 1.1 reads a bare `off` as false
     if name in CHOICES:
         need(value in CHOICES[name] and (name != "players" or is_int), ", ".join(map(str, CHOICES[name])))
-        return value
+        return int(value) if name == "players" else value
     if name == "cards_per_player":
         need(is_int and 1 <= value <= 26, "an integer 1..26 (13 for 4 players; 26 for two players)")
-        return value
+        return int(value)
     if name == "suit_order":
         seq = value.replace(",", " ").split() if isinstance(value, str) else value
         need(isinstance(seq, (list, tuple)), "the four suits low to high, e.g. [D, C, H, S]")
@@ -403,7 +431,7 @@ def _check_field(source: str, name: str, value: Any) -> Any:
         low, high = BOUNDS[name]
         off = " (1 = off)" if name == "penalty_multiplier_for_twos" else ""
         need(is_int and low <= value <= high, f"an integer >= 1{off} and <= {int(high):,}")
-        return value
+        return int(value)
     raise AssertionError(name)  # pragma: no cover - every known field is handled above
 
 
@@ -489,7 +517,7 @@ def _load_file(path: Path) -> Variant:
 
 
 def load_variant(name_or_path: str | Path | Variant = DEFAULT_VARIANT, **overrides: Any) -> Variant:
-    """A named variant (``"taiwan"``) or a YAML file's, with fields overridden.
+    """A named variant (``"taiwan"``; default ``DEFAULT_VARIANT``) or a YAML file's, with fields overridden.
 
     Raises ``ValueError`` naming the file, the field, the bad value and what is allowed.
     """

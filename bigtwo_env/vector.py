@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from .checks import check_count
 from .engine import Engine
-from .variant import Variant
+from .variant import DEFAULT_VARIANT, Variant, load_variant
 
 
 class VectorEnv:
@@ -44,14 +45,13 @@ class VectorEnv:
 
     def __init__(
         self,
-        variant: Variant | str = "taiwan",
+        variant: Variant | str = DEFAULT_VARIANT,
         num_envs: int = 64,
         seed: int | None = None,
         copy: bool = True,
         **overrides: Any,
     ):
-        from .variant import load_variant
-
+        check_count("num_envs", num_envs)
         v = variant if isinstance(variant, Variant) else load_variant(variant)
         if overrides:
             v = v.replace(**overrides)

@@ -4,6 +4,9 @@ The ``slow`` marker is declared in pyproject.toml. A default run skips every tes
 it; ``pytest -m slow`` (or any ``-m`` expression that names ``slow``) or ``pytest --runslow``
 runs them.
 
+``play_agent(game, agent)``: one move of a ``Game`` chosen by an agent (tests that play whole
+matches with agents import it: ``from conftest import play_agent``).
+
 Fixtures for the shipped trained agent (``strong``): ``trained_run`` (a real tiny training
 run), ``strong_dir`` (its export as ``taiwan.pt`` in a folder ``BIGTWO_PRETRAINED_DIR`` points
 at) and ``no_strong`` (an empty such folder).
@@ -28,6 +31,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def play_agent(game: Any, agent: Any) -> list[str]:
+    """Let ``agent`` (anything with ``act(obs, legal_ids, legal_counts)``) choose and play for the
+    seat to act of ``game`` (a ``bigtwo_env.Game``); returns the cards played (``[]``: a pass)."""
+    ids, counts = game.engine.legal_actions()
+    action = int(agent.act(game.engine.observe(), ids, counts)[0])
+    game.play_action(action)
+    return game.cards_of(action)
 
 
 def tiny_training_config(runs_dir: Path, **fields: Any) -> Any:

@@ -14,10 +14,11 @@ from bigtwo_env import jit
 
 
 def _cache_with(tmp_path: Path, modules: list[str]) -> Path:
-    """A cache folder holding an index file for each of ``modules``, where Numba would put it."""
-    root = Path(cli.__file__).resolve().parent.parent
-    for rel in modules:
-        source = root / rel
+    """A cache folder holding an index file for each declared kernel module in or under ``modules``
+    (module or package names), where Numba would put it."""
+    for module, source in jit.kernel_files().items():
+        if not any(module == m or module.startswith(m + ".") for m in modules):
+            continue
         folder = tmp_path / UserProvidedCacheLocator.get_suitable_cache_subpath(str(source))
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{source.stem}.some_kernel-10.py311.nbi").write_bytes(b"")
@@ -26,7 +27,7 @@ def _cache_with(tmp_path: Path, modules: list[str]) -> Path:
 
 def test_kernels_cached_reads_the_cache_folder(tmp_path):
     assert not cli.kernels_cached(tmp_path)  # empty: a first run
-    assert not cli.kernels_cached(_cache_with(tmp_path / "a", ["bigtwo_env/kernels.py"]))  # lacks one
+    assert not cli.kernels_cached(_cache_with(tmp_path / "a", ["bigtwo_env.kernels"]))  # lacks the observation's
     assert cli.kernels_cached(_cache_with(tmp_path / "b", list(cli.ENGINE_KERNELS)))
     assert cli.kernels_cached(None)  # no cache folder: nothing to say
 
@@ -39,12 +40,9 @@ def test_the_note_is_printed_only_when_compiling_is_needed(tmp_path, monkeypatch
     monkeypatch.setattr(jit, "CACHE_DIR", engine_only)
     assert not cli.say_if_compiling(["random"], stream=io.StringIO())
     assert cli.say_if_compiling(["search:simulations=8"], stream=io.StringIO())  # the heuristic's kernels
-    full = _cache_with(engine_only, ["agents/heuristic/agent.py"])
+    full = _cache_with(engine_only, ["agents.heuristic"])
     assert not cli.say_if_compiling(["heuristic", "random"], stream=io.StringIO())
     assert full == engine_only
-    assert cli.say_if_compiling(["search:simulations=8"], stream=io.StringIO())  # and the rollouts' own
-    _cache_with(engine_only, ["agents/search.py"])
-    assert not cli.say_if_compiling(["search:simulations=8"], stream=io.StringIO())
 
 
 def test_bigtwo_play_says_it_compiles_before_the_first_prompt(tmp_path, monkeypatch, capsys):

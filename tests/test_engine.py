@@ -25,10 +25,12 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from bigtwo_env import kernels
+from bigtwo_env.actions import action_table
 from bigtwo_env.cards import card_texts, format_cards, parse_cards
-from bigtwo_env.engine import Engine
+from bigtwo_env.engine import Engine, make_rules
 from bigtwo_env.observation import decode_observation
-from bigtwo_env.variant import Variant, load_variant
+from bigtwo_env.variant import CHOICES, Variant, choice_code, load_variant
 
 DECK = frozenset(range(52))
 TWOS = frozenset(range(48, 52))
@@ -738,3 +740,34 @@ def test_no_leak_mid_match(name: str, overrides: dict) -> None:
     assert filled >= {"unseen", "recent_seat", "passed_on", "match_scores", "reversed", "games_played_fraction"}
     if v.last_card_rule == "liability":
         assert "breach" in filled, "no breach came up: the test does not cover the breach flags"
+
+
+@pytest.mark.parametrize(
+    ("setting", "prefix", "slot"),
+    [
+        ("last_card_rule", "LAST_CARD", kernels.IP_LAST_CARD),
+        ("scoring", "SCORING", kernels.IP_SCORING),
+        ("direction_per_game", "DIRECTION", kernels.IP_DIRECTION),
+    ],
+)
+def test_the_kernels_setting_codes_are_the_variant_choices(setting: str, prefix: str, slot: int) -> None:
+    """The kernels name a code for every value of ``variant.CHOICES[setting]`` and no other, each
+    its place there, and the engine hands the kernels that code: one declaration of the order."""
+    codes = {name: value for name, value in vars(kernels).items() if name.startswith(prefix + "_")}
+    assert codes == {f"{prefix}_{value.upper()}": choice_code(setting, value) for value in CHOICES[setting]}
+    for value in CHOICES[setting]:
+        variant = load_variant("taiwan", **{setting: value})
+        assert make_rules(variant, action_table(variant)).ip[slot] == codes[f"{prefix}_{value.upper()}"]
+
+
+def test_a_game_records_seed_range_is_the_engines() -> None:
+    """A record takes every seed the engine does (``seeds.is_seed``), and no other."""
+    from bigtwo_env.game import Game
+    from bigtwo_env.record import check_record
+    from bigtwo_env.seeds import MAX_SEED
+
+    record = Game("taiwan", seed=MAX_SEED).to_record()
+    assert check_record(record)["seed"] == MAX_SEED == Game.from_record(record).seed
+    for bad in (MAX_SEED + 1, -1, True, 1.0, None, "7"):
+        with pytest.raises(ValueError, match=r"game record: seed must be an integer 0\.\.2\*\*64-1, got "):
+            check_record(dict(record, seed=bad))

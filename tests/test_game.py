@@ -221,7 +221,9 @@ def test_play_action_checks_the_id() -> None:
     assert g.history == [(0, ["3C"])]
 
 
-def test_play_agent_plays_a_whole_game() -> None:
+def test_an_agent_plays_a_whole_game_through_play_action() -> None:
+    from conftest import play_agent
+
     from agents.base import RandomAgent
 
     game = Game("taiwan", seed=3)
@@ -230,9 +232,38 @@ def test_play_agent_plays_a_whole_game() -> None:
     while not game.is_over:
         seat = game.current_player
         before = len(game.hands[seat])
-        played = game.play_agent(agent)
+        played = play_agent(game, agent)
         assert len(game.hands[seat]) == before - len(played)
         moves += 1
     assert game.winner is not None and moves == len(game.history)
     with pytest.raises(ValueError, match="over"):
-        game.play_agent(agent)
+        game.play_action(0)
+
+
+@pytest.mark.parametrize("form", ["text", "masks"])
+def test_a_bad_deal_is_refused_alike_by_the_engine_and_the_game(form: str) -> None:
+    """One check of a given deal (``engine.check_deal``): the same words from ``Engine.reset`` (for
+    game 0 of the batch) and ``Game``, cards named in the variant's order (pusoy-dos: C < S < H < D)."""
+    from bigtwo_env.cards import RANKS, cards_to_mask, parse_cards
+    from bigtwo_env.engine import Engine
+
+    hands = [[rank + suit for rank in RANKS] for suit in "DCHS"]  # one suit per seat
+    hands[3][:2] = ["3D", "3C"]  # seat 3 also holds seat 0's 3D and seat 1's 3C
+    given = (
+        [" ".join(h) for h in hands]
+        if form == "text"
+        else np.array([cards_to_mask(parse_cards(h)) for h in hands], np.uint64)
+    )
+    why = "3C 3D dealt to more than one seat"  # by card id the 3D comes first
+    with pytest.raises(ValueError, match=f"^{why}$"):
+        Game("pusoy-dos", hands=given)
+    with pytest.raises(ValueError, match=f"^game 0: {why}$"):
+        Engine("pusoy-dos", seed=1).reset(hands=given[None] if form == "masks" else given)
+    with pytest.raises(ValueError, match="^seat 0 has 12 cards, the variant deals 13$"):
+        Game("pusoy-dos", hands=[" ".join(h[1:] if seat == 0 else h) for seat, h in enumerate(hands)])
+
+
+@pytest.mark.parametrize("first", [True, 1.0, -1, 4, "0"])
+def test_play_order_refuses_what_is_no_seat(first: object) -> None:
+    with pytest.raises(ValueError, match=r"first must be a seat 0\.\.3, got "):
+        Game("taiwan", seed=1).play_order(first)  # type: ignore[arg-type]

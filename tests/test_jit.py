@@ -8,6 +8,7 @@ given sources, over a temporary copy of the tree, and in fresh processes.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -19,12 +20,44 @@ from pathlib import Path
 import numba
 import pytest
 
-from bigtwo_env import jit
-from bigtwo_env import kernels as K
-from bigtwo_env import observation as O
+from bigtwo_env import jit, kernels, observation
 
 ROOT = Path(jit.__file__).resolve().parent.parent
-PACKAGES = ("bigtwo_env", "agents", "train")
+PACKAGES = ("bigtwo_env", "agents", "arena", "train", "bigtwo_web")
+KEYED = sorted(
+    {*jit.declared_kernels().values(), *jit.declared_kernels(group=jit.CONSTANTS_GROUP).values(), *jit.COMPILED_IN}
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_njit(path: Path) -> bool:
+    """Whether a module imports ``njit`` from ``bigtwo_env.jit`` (relative imports resolved)."""
+    package = _module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _module_name(path)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            if module == "bigtwo_env.jit" and any(alias.name == "njit" for alias in node.names):
+                return True
+            if module == "bigtwo_env" and any(alias.name == "jit" for alias in node.names):
+                return True
+        elif isinstance(node, ast.Import) and any(alias.name == "bigtwo_env.jit" for alias in node.names):
+            return True
+    return False
+
+
+def _copy_tree(tmp_path: Path) -> None:
+    """The keyed modules and pyproject.toml, copied into ``tmp_path`` as the project lays them out."""
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    for module in KEYED:
+        source = jit.module_file(module)
+        target = tmp_path / source.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, target)
 
 
 def test_key_is_stable_for_the_same_sources() -> None:
@@ -34,7 +67,7 @@ def test_key_is_stable_for_the_same_sources() -> None:
     assert re.fullmatch(r"[0-9a-f]{16}", jit.cache_key(sources))
 
 
-@pytest.mark.parametrize("module", jit.KERNEL_SOURCES)
+@pytest.mark.parametrize("module", KEYED)
 def test_key_changes_when_any_kernel_source_changes(module: str) -> None:
     sources = jit.read_sources()
     edited = dict(sources, **{module: sources[module] + b"\n# one more line\n"})
@@ -49,9 +82,7 @@ def test_key_changes_with_the_numba_or_python_version() -> None:
 
 
 def test_key_follows_the_files_of_a_copied_tree(tmp_path: Path) -> None:
-    for rel in jit.KERNEL_SOURCES:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / rel, tmp_path / rel)
+    _copy_tree(tmp_path)
     copied = jit.cache_key(jit.read_sources(tmp_path))
     assert copied == jit.cache_key(jit.read_sources())
     shared = tmp_path / "bigtwo_env" / "kernels.py"  # a helper the heuristic's kernels call
@@ -59,27 +90,81 @@ def test_key_follows_the_files_of_a_copied_tree(tmp_path: Path) -> None:
     assert jit.cache_key(jit.read_sources(tmp_path)) != copied
 
 
+@pytest.mark.parametrize("module", KEYED)
+def test_key_changes_when_a_declared_modules_file_changes(module: str, tmp_path: Path) -> None:
+    _copy_tree(tmp_path)
+    before = jit.cache_key(jit.read_sources(tmp_path))
+    path = jit.module_file(module, tmp_path)
+    path.write_bytes(path.read_bytes() + b"\n# edited\n")
+    assert jit.cache_key(jit.read_sources(tmp_path)) != before
+
+
+def test_reordering_the_variant_choices_starts_a_fresh_cache(tmp_path: Path) -> None:
+    """The kernels compile in their setting codes from ``variant.CHOICES``: a reorder must not leave
+    them running on the old codes."""
+    _copy_tree(tmp_path)
+    before = jit.cache_key(jit.read_sources(tmp_path))
+    path = tmp_path / "bigtwo_env" / "variant.py"
+    text = path.read_text()
+    assert '"last_card_rule": ("off", "enforce", "liability")' in text
+    path.write_text(text.replace('("off", "enforce", "liability")', '("off", "liability", "enforce")'))
+    assert jit.cache_key(jit.read_sources(tmp_path)) != before
+
+
+def test_declaring_one_more_kernel_module_is_one_line_that_changes_the_key(tmp_path: Path) -> None:
+    _copy_tree(tmp_path)
+    before = jit.cache_key(jit.read_sources(tmp_path))
+    (tmp_path / "agents" / "more.py").write_text("from bigtwo_env.jit import njit\n")
+    project = tmp_path / "pyproject.toml"
+    group = '[project.entry-points."bigtwo.kernels"]\n'
+    project.write_text(project.read_text().replace(group, group + 'more = "agents.more"\n'))
+    assert jit.declared_kernels(tmp_path)["more"] == "agents.more"
+    assert jit.kernel_files(tmp_path)["agents.more"] == tmp_path / "agents" / "more.py"
+    assert jit.cache_key(jit.read_sources(tmp_path)) != before
+
+
+def test_a_kernel_package_is_found_by_its_init(tmp_path: Path) -> None:
+    (tmp_path / "agents" / "heuristic").mkdir(parents=True)
+    (tmp_path / "agents" / "heuristic" / "__init__.py").write_text("")
+    (tmp_path / "agents" / "heuristic" / "search.py").write_text("")
+    assert jit.module_file("agents.heuristic", tmp_path) == tmp_path / "agents" / "heuristic" / "__init__.py"
+    assert jit.module_file("agents.heuristic.search", tmp_path) == tmp_path / "agents" / "heuristic" / "search.py"
+
+
+def test_a_declaration_that_is_no_module_name_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project.entry-points."bigtwo.kernels"]\nbad = "agents/heuristic.py"\n')
+    with pytest.raises(ValueError, match="must name a module such as 'agents.heuristic', got 'agents/heuristic.py'"):
+        jit.declared_kernels(tmp_path)
+
+
 def test_the_folder_in_use_is_the_keyed_one() -> None:
     assert jit.CACHE_DIR is not None
     assert jit.CACHE_DIR.name == f"bigtwo-{jit.cache_key(jit.read_sources())}"
     assert numba.config.CACHE_DIR == str(jit.CACHE_DIR) == os.environ["NUMBA_CACHE_DIR"]
-    for kernel in (K.legal_all, K.lookup, O.observe_all):
+    for kernel in (kernels.legal_all, kernels.lookup, observation.observe_all):
         assert Path(kernel._cache.cache_path).parent == jit.CACHE_DIR
 
 
-def test_every_module_with_kernels_is_keyed_and_uses_the_projects_njit() -> None:
-    with_kernels = {
-        path.relative_to(ROOT).as_posix()
-        for package in PACKAGES
-        for path in (ROOT / package).rglob("*.py")
-        if re.search(r"^@njit\b", path.read_text(), re.M)
-    }
-    compiled_in = {"agents/heuristic/weights.py"}  # no kernels, but constants the heuristic's kernels compile in
-    assert with_kernels | {"bigtwo_env/jit.py"} | compiled_in == set(jit.KERNEL_SOURCES)
-    for rel in with_kernels:
-        if rel.startswith(("bigtwo_env/", "agents/")):
-            text = (ROOT / rel).read_text()
-            assert "from numba import" not in text and "numba.njit" not in text, rel
+def test_every_module_with_kernels_is_declared_and_uses_the_projects_njit() -> None:
+    modules = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
+    with_kernels = {_module_name(p) for p in modules if re.search(r"^@njit\b", p.read_text(), re.M)}
+    importing = {_module_name(p) for p in modules if _imports_njit(p)}
+    assert "bigtwo_env.kernels" in importing and any(m.startswith("agents.") for m in importing)  # the scan sees them
+    declared = set(jit.declared_kernels().values())
+    assert importing == declared, f"declare in pyproject.toml's bigtwo.kernels: {sorted(importing - declared)}"
+    assert with_kernels == declared
+    for module in declared:
+        text = jit.module_file(module).read_text()
+        assert "from numba import" not in text and "numba.njit" not in text, module
+
+
+def test_the_heuristics_weight_indices_are_keyed_with_the_kernels() -> None:
+    """The heuristic's kernels compile ``Weight`` indices in: its weights module has no kernel of
+    its own, yet a change to it must start a fresh cache."""
+    constants = jit.declared_kernels(group=jit.CONSTANTS_GROUP)
+    assert constants == {"heuristic_weights": "agents.heuristic.weights"}
+    assert "agents.heuristic.weights" in jit.read_sources()
+    assert jit.module_file("agents.heuristic.weights").is_file()
 
 
 def _cache_dir_in_fresh_process(environ: dict[str, str]) -> str:

@@ -11,6 +11,7 @@ lower layer never names an upper one, even lazily inside a function.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,29 @@ def imported_top_names(path: Path) -> set[str]:
     return names
 
 
+def named_modules(path: Path, packages: set[str]) -> set[str]:
+    """Modules or files of ``packages`` that a module names in a string (docstrings aside), such as
+    ``"agents/heuristic.py"`` or ``"train.storage"``: an import by name the import scan cannot see."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    pattern = re.compile(rf"^({'|'.join(sorted(packages))})[./:]")  # a bare word such as "agents" is no module
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and pattern.match(node.value)
+    }
+
+
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_no_module_imports_an_upper_layer(package: str) -> None:
     modules = sorted((ROOT / package).rglob("*.py"))
@@ -54,6 +78,26 @@ def test_no_module_imports_an_upper_layer(package: str) -> None:
         if imported_top_names(m) & FORBIDDEN[package]
     }
     assert not breaches, f"{package} imports an upper layer: {breaches}"
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_no_module_names_an_upper_layers_files(package: str) -> None:
+    """Not even as a string (a file list such as the kernel modules'): upper layers declare
+    themselves through entry points in pyproject.toml."""
+    named = {
+        str(m.relative_to(ROOT)): sorted(named_modules(m, FORBIDDEN[package]))
+        for m in sorted((ROOT / package).rglob("*.py"))
+        if named_modules(m, FORBIDDEN[package])
+    }
+    assert not named, f"{package} names an upper layer's modules: {named}"
+
+
+def test_the_string_scan_sees_file_and_module_names(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Docs may say agents/heuristic.py."""\nFILES = ("agents/heuristic.py", "train.storage", "x")\n'
+    )
+    assert named_modules(module, {"agents", "train"}) == {"agents/heuristic.py", "train.storage"}
 
 
 def test_the_scan_sees_lazy_and_string_imports(tmp_path: Path) -> None:

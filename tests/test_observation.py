@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -71,8 +72,12 @@ def test_the_docstring_tables_are_the_layout() -> None:
     from bigtwo_env import aec
 
     assert O.layout_table() in aec.__doc__ and f"``obs_size(P)`` = {O.size_formula()}." in aec.__doc__
-    assert O.layout_table() in O.__doc__
     assert f"(``obs_size(P)`` = {O.size_formula()}; {obs_size(4)} for 4)" in O.__doc__
+    # the env's page writes the table in from LAYOUT: its source holds no copy of a row or a size
+    source = Path(aec.__file__).read_text(encoding="utf-8")
+    assert "| ``[0, 52)`` |" not in source and O.size_formula() not in source
+    assert f"({O.size_formula()},) float32 ({obs_size(4)} for 4 players)" in aec.__doc__
+    assert O.layout_table() in O.__doc__
     documented = re.findall(r"^\| ``\[[^|]*\| ``\[[^|]*\| ``(\w+)`` \|", O.__doc__, re.M)
     assert documented == [part.name for part in LAYOUT]
 

@@ -68,6 +68,25 @@ def test_wheel_ships_variant_configs(installed_wheel: Path, tmp_path: Path) -> N
     assert names == NAMED and scoring == "tiered"
 
 
+def test_the_wheel_keys_its_kernel_cache_by_its_declared_modules(installed_wheel: Path, tmp_path: Path) -> None:
+    """An installed wheel has no pyproject.toml: ``bigtwo_env.jit`` reads the ``bigtwo.kernels``
+    declarations from the wheel's metadata and keys the cache by the wheel's own files."""
+    from bigtwo_env import jit
+
+    site = installed_wheel
+    code = (
+        "import json; from bigtwo_env import jit; "
+        "print(json.dumps([jit.declared_kernels(), {m: str(p) for m, p in jit.kernel_files().items()}, "
+        "jit.CACHE_DIR.name]))"
+    )
+    declared, files, folder = json.loads(run_python(code, cwd=tmp_path, env={"PYTHONPATH": str(site)}))
+    assert declared == jit.declared_kernels()
+    assert set(files) == set(jit.kernel_files()) and all(
+        p.startswith(str(site)) and Path(p).is_file() for p in files.values()
+    )
+    assert folder == jit.CACHE_DIR.name  # the same sources as the checkout's: the same key
+
+
 def test_cli_lists_variants() -> None:
     from bigtwo_cli import main
 

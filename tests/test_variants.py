@@ -498,3 +498,29 @@ def test_unquoted_off(tmp_path):
 def test_window_must_be_consecutive_and_listed_once(tmp_path, spec):
     with pytest.raises(ValueError):
         load_variant(write_yaml(tmp_path, f"straights: {spec}\n"))
+
+
+def test_every_variant_default_of_the_package_is_default_variant():
+    """``DEFAULT_VARIANT`` is the one place the default variant is written: no function of
+    ``bigtwo_env`` spells it out as a default argument (doctests may show it in a call)."""
+    import ast
+
+    import bigtwo_env
+    from bigtwo_env.variant import DEFAULT_VARIANT
+
+    spelled = []
+    for path in sorted(Path(bigtwo_env.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defaults = [*node.args.defaults, *node.args.kw_defaults]
+            elif isinstance(node, ast.keyword) and node.arg == "default":  # argparse's default=
+                defaults = [node.value]
+            else:
+                continue
+            spelled += [
+                f"{path.name}:{d.lineno}"
+                for d in defaults
+                if isinstance(d, ast.Constant) and d.value == DEFAULT_VARIANT
+            ]
+    assert not spelled, f"write DEFAULT_VARIANT, not {DEFAULT_VARIANT!r}: {spelled}"
+    assert load_variant().name == DEFAULT_VARIANT

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import play_agent
 from web_server import Server
 from websockets.sync.client import connect
 
@@ -56,7 +57,7 @@ def test_record_round_trip_through_the_engine(variant: str, overrides: dict[str,
     game = Game(variant, seed=21, **overrides)
     agent = make_agent("heuristic", game.variant)
     while not game.is_over:
-        game.play_agent(agent)
+        play_agent(game, agent)
     rec = game.to_record(seats=[f"p{i}" for i in range(game.players)])
     assert len(rec["games"]) == game.variant.games and rec["over"]
     path = bigtwo_env.record.write_record(tmp_path / "g.json", rec)
@@ -92,7 +93,7 @@ def test_a_record_that_does_not_fit_the_engine_is_refused(change: Any, message: 
     game = Game("taiwan", seed=4)
     agent = make_agent("greedy", game.variant)
     while not game.is_over:
-        game.play_agent(agent)
+        play_agent(game, agent)
     rec = json.loads(json.dumps(game.to_record()))
     change(rec)
     with pytest.raises(ValueError, match=message):

@@ -34,6 +34,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from .checks import is_seat
 from .game import Game
 from .observation import obs_bounds
 from .render import render_text
@@ -59,7 +60,7 @@ def check_render_view(view: str | int, players: int) -> str | int:
     """``view`` if it is ``"acting"``, ``"all"`` or a seat ``0 .. players-1`` (as an int); else ``ValueError``."""
     if isinstance(view, str) and view in RENDER_VIEWS:
         return view
-    if isinstance(view, (int, np.integer)) and not isinstance(view, (bool, np.bool_)) and 0 <= view < players:
+    if is_seat(view, players):
         return int(view)
     raise ValueError(f"render_view must be 'acting', 'all' or a seat 0..{players - 1}; got {view!r}")
 
