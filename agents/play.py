@@ -41,7 +41,7 @@ import numpy as np
 
 from bigtwo_env.cards import Card, parse_cards
 from bigtwo_env.game import Game
-from bigtwo_env.variant import Variant
+from bigtwo_env.variant import DEFAULT_VARIANT, Variant
 
 from .base import Agent
 from .registry import default_opponent, make_agent_from_spec, parse_agent_list
@@ -93,7 +93,7 @@ class TerminalGame:
 
     def __init__(
         self,
-        variant: Variant | str = "taiwan",
+        variant: Variant | str = DEFAULT_VARIANT,
         opponents: str | Agent | Sequence[str | Agent] | None = None,
         seat: int = 0,
         seed: int | None = None,
@@ -148,7 +148,7 @@ class TerminalGame:
         self.out = stdout if stdout is not None else sys.stdout
         self.echo = (not _isatty(self.inp)) if echo is None else echo
         self.symbols = symbols
-        self._order = [c // 4 * 4 + self.variant.suit_rank[c % 4] for c in range(52)]
+        self._order = list(self.variant.card_values())
         self._trick: list[tuple[int, list[int]]] = []  # (seat, cards) since the last lead
 
     # ------------------------------------------------------------ text

@@ -45,7 +45,7 @@ import yaml
 
 from bigtwo_env.checks import is_whole
 from bigtwo_env.settings import parse_settings
-from bigtwo_env.variant import Variant, read_yaml_mapping
+from bigtwo_env.variant import DEFAULT_VARIANT, Variant, read_yaml_mapping
 
 ALGOS = ("ppo", "dmc")
 
@@ -98,7 +98,7 @@ class TrainConfig:
         "Trainer: ``ppo`` (policy gradient, self-play) or ``dmc`` (Deep Monte-Carlo, DouZero style).",
     )
     variant: str = setting(
-        "taiwan", None, "Rule variant: a name from ``bigtwo variants`` or a path to a variant YAML file."
+        DEFAULT_VARIANT, None, "Rule variant: a name from ``bigtwo variants`` or a path to a variant YAML file."
     )
     variant_settings: dict = setting(
         {},

@@ -31,7 +31,7 @@ import torch
 
 from agents.base import Agent
 from bigtwo_env.observation import OBS_VERSION, obs_size
-from bigtwo_env.variant import Variant, load_variant
+from bigtwo_env.variant import DEFAULT_VARIANT, Variant, load_variant
 
 from . import checkpoint as ckpt
 from .networks import ActionScorer, build_network
@@ -155,7 +155,7 @@ def check_obs_version(payload: dict, who: str, remedy: str = "retrain it (`bigtw
 def checkpoint_variant(payload: dict) -> Variant:
     """The variant a checkpoint was trained on, rebuilt from its saved settings."""
     settings = dict(payload["variant"]["settings"])
-    return load_variant("taiwan").replace(**settings)
+    return load_variant(DEFAULT_VARIANT).replace(**settings)
 
 
 def rule_differences(trained: Variant, play: Variant) -> list[str]:
