@@ -8,7 +8,7 @@ in flight, so a lane serves its rooms in turn:
 | lane | runs |
 |---|---|
 | ``light`` | the quick agents' plays (``random``, ``greedy``, ``heuristic``): a room of them never waits behind a search |
-| ``heavy`` | the searchers' plays (``search``, ``strong``, checkpoint files), each within the web's budget (``room.MAX_SECONDS``, ``room.MAX_SIMULATIONS``) |
+| ``heavy`` | the searchers' plays (``search``, ``strong``, checkpoint files), each within the web's budget (``room.MAX_SECONDS``, ``room.MAX_SIMULATIONS``) and with ``room.MAX_AGENT_THREADS`` rollout threads (one core fewer than the engine would take: the event loop keeps one) |
 | ``coach`` | the coach's advice and replays with advice, one move at a time, so a long replay never holds up a room |
 | ``builder`` | building agents and coaches (loading networks) and checking a new room's form |
 
@@ -45,13 +45,23 @@ from typing import Any
 from starlette.websockets import WebSocket
 
 from agents.base import Agent
-from agents.registry import AGENTS, default_opponent, make_agent
+from agents.registry import AGENTS, default_opponent, make_agent, split_spec
 from bigtwo_env.game import Game
 from bigtwo_env.record import game_from_record
 from bigtwo_env.variant import Variant, load_variant, variant_names
 
 from .coach import Coach, Position
-from .room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, PERSON, Room, RoomError, check_agent, room_setup
+from .room import (
+    DEFAULT_AWAY,
+    DEFAULT_PACE,
+    DEFAULT_TURN,
+    MAX_AGENT_THREADS,
+    PERSON,
+    Room,
+    RoomError,
+    check_agent,
+    room_setup,
+)
 from .store import Store
 
 MAX_ROOMS = 1000
@@ -63,6 +73,7 @@ SEND_TIMEOUT = 10.0  # seconds one send may block before the connection is dropp
 DEFAULT_TTL = 7 * 24 * 3600.0  # seconds an idle room with nobody connected is kept
 SWEEP = 30.0  # seconds between looks for idle rooms
 LIGHT = ("random", "greedy", "heuristic")  # agents whose plays take well under a millisecond
+SEARCHERS = ("search", "strong")  # given MAX_AGENT_THREADS rollout threads unless they ask for fewer
 
 
 def rules_key(variant: Variant) -> str:
@@ -110,7 +121,9 @@ class Agents:
 
     def _build(self, spec: str, variant: Variant) -> Agent:
         check_agent(spec, self.files)  # a stored room's agent too: a name, or a file the server was given
-        return make_agent(self.files.get(spec, spec), variant, seed=0)
+        name, options = split_spec(spec) if spec not in self.files else (spec, {})
+        extra = {"threads": MAX_AGENT_THREADS} if name in SEARCHERS and "threads" not in options else {}
+        return make_agent(self.files.get(spec, spec), variant, seed=0, **extra)
 
     def reserve(self, room_id: str, specs: set[str], variant: Variant) -> None:
         """Build (in the calling thread) the agents ``specs`` for ``variant`` that are not built

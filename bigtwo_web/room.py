@@ -90,7 +90,7 @@ AGENT_OPTIONS: dict[str, tuple[str, ...]] = {
 MAX_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its largest, 4x the given one)
 MAX_SECONDS = 1.0  # seconds of search a move
 MAX_TOP_K = 10
-MAX_AGENT_THREADS = THREADS
+MAX_AGENT_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the event loop
 FORM_FIELDS = ("variant", "yaml", "settings", "seats", "names", "pace", "away_timeout", "turn_timeout", "seed")
 
 AgentSource = Callable[[str, Variant], Agent]
