@@ -53,7 +53,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from .hub import Connection, Hub
+from .hub import Connection, Hub, Stopping
 from .room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, Room, RoomError
 from .store import Store
 
@@ -231,6 +231,8 @@ def create_app(
     def answer(exc: Exception, status: int = 400) -> JSONResponse:
         if isinstance(exc, Refused):
             return error(str(exc), exc.status)
+        if isinstance(exc, Stopping):
+            return error(str(exc), 503)
         return error(str(exc), 404 if str(exc).startswith("no room") else status)
 
     async def page(request: Request) -> Response:

@@ -61,10 +61,13 @@ class Position:
 class Coach:
     """Ranks a seat's legal plays with the strongest agent for ``variant``; see the module docstring."""
 
-    def __init__(self, variant: Variant) -> None:
+    def __init__(self, variant: Variant, threads: int | None = None) -> None:
+        """``threads``: the search's rollout threads (default the engine's; the web leaves a core free)."""
         self.variant = variant
         name, why = default_opponent(variant)
-        self.agent = make_agent(name, variant, seed=0)
+        self.agent = make_agent(
+            name, variant, seed=0, **({} if threads is None or name == "heuristic" else {"threads": threads})
+        )
         self.agent_name = name
         self.why = why.replace("Opponents: ", "Coach: ")
         self.kind = "payoff" if isinstance(self.agent, SearchAgent) else "preference"

@@ -12,7 +12,9 @@ in flight, so a lane serves its rooms in turn:
 | ``coach`` | the coach's advice and replays with advice, one move at a time, so a long replay never holds up a room |
 | ``builder`` | building agents and coaches (loading networks) and checking a new room's form |
 
-An agent instance is only ever used in its lane's one thread. A search cannot be stopped in the
+The heavy, coach and builder threads run at a lower priority (nice ``THINKING_NICE``), so on
+busy cores the event loop and the quick rooms come first. An agent instance is only ever used
+in its lane's one thread. A search cannot be stopped in the
 middle (``agents.search`` has no hook for it), so shutdown waits for at most one move of each
 lane, which the web's budget bounds (about a second); queued work is dropped.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import secrets
 import sys
 import threading
@@ -73,7 +76,12 @@ SEND_TIMEOUT = 10.0  # seconds one send may block before the connection is dropp
 DEFAULT_TTL = 7 * 24 * 3600.0  # seconds an idle room with nobody connected is kept
 SWEEP = 30.0  # seconds between looks for idle rooms
 LIGHT = ("random", "greedy", "heuristic")  # agents whose plays take well under a millisecond
+THINKING_NICE = 5  # the heavy, coach and builder threads' nice value
 SEARCHERS = ("search", "strong")  # given MAX_AGENT_THREADS rollout threads unless they ask for fewer
+
+
+class Stopping(RoomError):
+    """A request cut short because the server is shutting down (HTTP 503)."""
 
 
 def rules_key(variant: Variant) -> str:
@@ -195,7 +203,9 @@ class Hub:
         self.active: dict[str, float] = {}  # room -> epoch seconds of its last change
         self.stand_ins: dict[str, dict[str, str]] = {}  # room -> {agent that cannot be built: its stand-in}
         self.lanes = {
-            name: ThreadPoolExecutor(1, thread_name_prefix=f"bigtwo-{name}")
+            name: ThreadPoolExecutor(
+                1, thread_name_prefix=f"bigtwo-{name}", initializer=None if name == "light" else _lower_priority
+            )
             for name in ("light", "heavy", "coach", "builder")
         }
         self.agents = Agents(agent_files or {})
@@ -206,6 +216,7 @@ class Hub:
         self._options_lock = asyncio.Lock()
         self._sweeper: asyncio.Task | None = None
         self.replaying = 0  # replays being expanded now
+        self.stopping = False  # set by ``begin_stop``: long requests end, sockets close
 
     # ------------------------------------------------------------ threads
 
@@ -255,7 +266,7 @@ class Hub:
         """The coach for ``variant``'s rules (built in the calling thread; at most ``MAX_COACHES`` kept)."""
         key = f"{variant.name}\n{rules_key(variant)}"
         if key not in self._coaches:
-            self._coaches[key] = Coach(variant)
+            self._coaches[key] = Coach(variant, threads=MAX_AGENT_THREADS)
             while len(self._coaches) > MAX_COACHES:
                 self._coaches.popitem(last=False)
         self._coaches.move_to_end(key)
@@ -473,8 +484,18 @@ class Hub:
         if with_coach:
             coach = await self.run("builder", self.coach, final.variant)
             for step, position in zip(steps, positions, strict=True):  # one move at a time: rooms' coaches between
+                if self.stopping:
+                    raise Stopping("the server is stopping; ask for this replay again once it is back")
                 step["coach"] = await self.run("coach", coach.advise_at, position)
         return {"record": checked, "steps": steps}
+
+    def begin_stop(self) -> None:
+        """The server is shutting down: replays end at their next move and every websocket is
+        dropped, so that nothing holds up the shutdown (``stop`` follows)."""
+        self.stopping = True
+        for conns in self.connections.values():
+            for conn in conns:
+                conn.dropped.set()
 
     async def stop(self) -> None:
         if self._sweeper is not None:
@@ -487,6 +508,13 @@ class Hub:
         for lane in self.lanes.values():
             lane.shutdown(wait=False, cancel_futures=True)
         self.store.close()
+
+
+def _lower_priority() -> None:
+    """The calling thread at nice ``THINKING_NICE`` (Linux: a thread's own priority), so that when
+    the cores are busy the event loop and the quick agents come first."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), THINKING_NICE)
 
 
 def _choose(turn: Any) -> int:

