@@ -138,7 +138,7 @@ class Agents:
         yet, for room ``room_id``; ``RoomError`` (nothing built) if the hub would hold more than
         ``most``, or naming an agent that cannot be built."""
         rules = rules_key(variant)
-        with self._lock:
+        with self._lock:  # held briefly: the event loop's ``get`` takes it too
             missing = [(s, rules) for s in sorted(specs) if (s, rules) not in self._built]
             free = [k for k in self._built if not self._users.get(k)]
             if len(self._built) - len(free) + len(missing) > self.most:
@@ -146,16 +146,19 @@ class Agents:
                     f"the server holds {self.most} different agents, its most; seat agents that other rooms use "
                     f"(such as {', '.join(sorted({k[0] for k in self._built}))})"
                 )
-            built = {}
-            for key in missing:
-                try:
-                    built[key] = self._build(key[0], variant)
-                except ValueError as exc:
-                    raise RoomError(f"seat agent {key[0]!r}: {exc}") from None
+        built = {}
+        for key in missing:  # built without the lock: it takes up to seconds (a network to load)
+            try:
+                built[key] = self._build(key[0], variant)
+            except ValueError as exc:
+                raise RoomError(f"seat agent {key[0]!r}: {exc}") from None
+        with self._lock:
+            free = [k for k in self._built if not self._users.get(k) and k not in built]
             for key in free[: max(0, len(self._built) + len(built) - self.most)]:
                 del self._built[key]
                 self._users.pop(key, None)
-            self._built.update(built)
+            for key, agent in built.items():
+                self._built.setdefault(key, agent)
             for s in specs:
                 self._users.setdefault((s, rules), set()).add(room_id)
 
@@ -163,10 +166,13 @@ class Agents:
         """The agent ``spec`` for ``variant`` (built now if no room reserved it)."""
         key = (spec, rules_key(variant))
         with self._lock:
-            if key not in self._built:
-                self._built[key] = self._build(spec, variant)
-            self._built.move_to_end(key)
-            return self._built[key]
+            agent = self._built.get(key)
+            if agent is not None:
+                self._built.move_to_end(key)
+                return agent
+        agent = self._build(spec, variant)
+        with self._lock:
+            return self._built.setdefault(key, agent)
 
     def release(self, room_id: str) -> None:
         """Room ``room_id`` is gone: its agents may be dropped for others."""
@@ -215,6 +221,7 @@ class Hub:
         self._options: dict[str, Any] | None = None
         self._options_lock = asyncio.Lock()
         self._sweeper: asyncio.Task | None = None
+        self._starting: asyncio.Task | None = None
         self.replaying = 0  # replays being expanded now
         self.stopping = False  # set by ``begin_stop``: long requests end, sockets close
 
@@ -279,8 +286,7 @@ class Hub:
         return lambda spec, variant: self.agents.get(subs.get(spec, spec), variant)
 
     def load(self) -> None:
-        """Every stored room, replayed to where it stood, its agents built; an agent that cannot be
-        built any more (a checkpoint file gone) is said on stderr and the room's stand-in plays it."""
+        """Every stored room, replayed to where it stood (its agents are built by ``start``)."""
         for stored in self.store.rooms():
             try:
                 room = Room.restore(stored, self._source(stored.id), self.store, time.monotonic)
@@ -290,24 +296,37 @@ class Hub:
                     file=sys.stderr,
                 )
                 continue
-            kinds = {s.kind for s in room.seats if not s.person} | {room.stand_in}
-            for spec in sorted(kinds):
-                try:
-                    self.agents.reserve(room.id, {spec}, room.variant)
-                except RoomError as exc:
-                    self.stand_ins[room.id][spec] = "heuristic" if spec == room.stand_in else room.stand_in
-                    print(
-                        f"bigtwo serve: room {room.id}: {exc}; {self.stand_ins[room.id][spec]} plays that seat",
-                        file=sys.stderr,
-                    )
-                    self.agents.reserve(room.id, {self.stand_ins[room.id][spec]}, room.variant)
             self.rooms[stored.id] = room
             self.active[stored.id] = stored.last
 
+    def _reserve_stored(self, room: Room) -> None:
+        """Build a restored room's agents; one that cannot be built any more (a checkpoint file
+        gone, a budget past the web's) is said on stderr and the room's stand-in plays it."""
+        for spec in sorted({s.kind for s in room.seats if not s.person} | {room.stand_in}):
+            try:
+                self.agents.reserve(room.id, {spec}, room.variant)
+            except RoomError as exc:
+                instead = "heuristic" if spec == room.stand_in else room.stand_in
+                self.stand_ins[room.id][spec] = instead
+                print(f"bigtwo serve: room {room.id}: {exc}; {instead} plays that seat", file=sys.stderr, flush=True)
+                self.agents.reserve(room.id, {instead}, room.variant)
+
     def start(self) -> None:
+        """Drive every loaded room, each once its agents are built (in the builder thread: the
+        server answers meanwhile), and look for idle rooms from time to time."""
+        loop = asyncio.get_running_loop()
         for room_id in self.rooms:
-            self._drive(room_id)
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+            self.connections.setdefault(room_id, set())
+            self.changed[room_id] = asyncio.Event()
+        self._starting = loop.create_task(self._start_stored(list(self.rooms)))
+        self._sweeper = loop.create_task(self._sweep())
+
+    async def _start_stored(self, room_ids: list[str]) -> None:
+        for room_id in room_ids:
+            room = self.rooms.get(room_id)
+            if room is not None:
+                await self.run("builder", self._reserve_stored, room)
+                self._drive(room_id)
 
     def _prepare(self, room_id: str, body: Any) -> dict[str, Any]:
         """A new room's checked set-up with its agents built (the builder thread's part of ``create``)."""
@@ -343,7 +362,7 @@ class Hub:
 
     def _drive(self, room_id: str) -> None:
         self.connections.setdefault(room_id, set())
-        self.changed[room_id] = asyncio.Event()
+        self.changed.setdefault(room_id, asyncio.Event())
         self.drivers[room_id] = asyncio.get_running_loop().create_task(self._driver(room_id))
 
     async def _driver(self, room_id: str) -> None:
@@ -498,13 +517,10 @@ class Hub:
                 conn.dropped.set()
 
     async def stop(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-        for task in self.drivers.values():
+        others = [t for t in (self._sweeper, self._starting) if t is not None]
+        for task in [*others, *self.drivers.values()]:
             task.cancel()
-        await asyncio.gather(
-            *self.drivers.values(), *([self._sweeper] if self._sweeper else []), return_exceptions=True
-        )
+        await asyncio.gather(*self.drivers.values(), *others, return_exceptions=True)
         for lane in self.lanes.values():
             lane.shutdown(wait=False, cancel_futures=True)
         self.store.close()

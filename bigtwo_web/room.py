@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.pretrained import SEARCH_OPTIONS
 from agents.registry import split_spec
 from bigtwo_env.engine import THREADS
 from bigtwo_env.game import Game
@@ -67,19 +68,9 @@ MAX_TURN = 3600.0
 MAX_GAMES = 100  # games a web room's match may have (every state message carries the match's games)
 MAX_DESCRIPTION = 500  # characters of a variant's description (sent in every state message)
 MAX_NAME = 40  # characters of a seat's name
+MAX_KEPT = 20  # finished matches whose records a room keeps in memory
 STRONG = "strong"
 # what a web seat's agent may ask for: its options and, for the searchers, the budget of one move
-SEARCH_OPTIONS = (
-    "simulations",
-    "seconds",
-    "top_k",
-    "threads",
-    "schedule",
-    "scale",
-    "infer",
-    "weights",
-    "opponent_weights",
-)
 AGENT_OPTIONS: dict[str, tuple[str, ...]] = {
     "random": (),
     "greedy": (),
@@ -304,7 +295,7 @@ class Room:
     game: Game = field(init=False)
     match: int = field(init=False, default=0)
     moves: list[Move] = field(init=False, default_factory=list)
-    finished: list[dict[str, Any]] = field(init=False, default_factory=list)  # finished matches' records
+    finished: dict[int, dict[str, Any]] = field(init=False, default_factory=dict)  # the last MAX_KEPT matches' records
     last_change: float = field(init=False, default=0.0)
     spectators: int = field(init=False, default=0)
 
@@ -386,7 +377,9 @@ class Room:
     def new_match(self, seed: int | None = None) -> None:
         """Deal a new match (from ``seed``, else fresh entropy) and store its start."""
         if self.match:
-            self.finished.append(self._record_of(self.game, self.match))
+            self.finished[self.match] = self._record_of(self.game, self.match)
+            for old in sorted(self.finished)[:-MAX_KEPT]:
+                del self.finished[old]
         self.game = Game(self.variant, seed=seed)
         self.match += 1
         self.moves = []
@@ -665,8 +658,7 @@ class Room:
             "match": self.match,
             "plays": len(self.moves),
             "over": self.game.is_over,
-            "finished_matches": [i + 1 for i in range(len(self.finished))]
-            + ([self.match] if self.game.is_over else []),
+            "finished_matches": sorted(self.finished) + ([self.match] if self.game.is_over else []),
             "watch": self.watch,
         }
 
@@ -676,7 +668,11 @@ class Room:
         if not 1 <= match <= self.match:
             raise RoomError(f"room {self.id} has matches 1..{self.match}, not {match}")
         if match < self.match:
-            return self.finished[match - 1]
+            if match not in self.finished:
+                raise RoomError(
+                    f"room {self.id} keeps the records of its last {MAX_KEPT} matches; match {match} is older"
+                )
+            return self.finished[match]
         if not self.game.is_over:
             raise RoomError(f"match {match} is still being played; its record (every hand) is shown once it is over")
         return self._record_of(self.game, match)

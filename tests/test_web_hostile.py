@@ -46,6 +46,14 @@ def recv_state(ws: Any, timeout: float = 10) -> dict[str, Any]:
             return m
 
 
+def recv_error(ws: Any, timeout: float = 10) -> dict[str, Any]:
+    """The next error message (the room's state messages in between skipped)."""
+    while True:
+        m = json.loads(ws.recv(timeout=timeout))
+        if m["type"] == "error":
+            return m
+
+
 def moves_per_second(server: Server, room: str, seconds: float) -> float:
     """Moves a watch room plays per second, counted by a spectator over ``seconds`` (next match when one ends)."""
     moves, start = 0, None
@@ -93,7 +101,7 @@ def test_a_lone_surrogate_is_refused_at_the_door_and_the_lobby_keeps_working(ser
     with connect(seat_ws(server, room["links"][0])) as ws:
         recv_state(ws)
         ws.send('{"type": "play", "cards": "\\udc00"}')
-        reply = json.loads(ws.recv(timeout=10))
+        reply = recv_error(ws)
         assert reply["type"] == "error" and "valid Unicode" in reply["message"]
         ws.send(json.dumps({"type": "pace", "seconds": 1}))  # the socket still answers
         assert json.loads(ws.recv(timeout=10))["type"] in ("error", "state")
@@ -386,16 +394,33 @@ def test_bad_websocket_frames_get_error_messages(server: Server) -> None:
     with connect(seat_ws(server, room["links"][0])) as ws:
         recv_state(ws)
         ws.send(b"\x00\x01binary")
-        reply = json.loads(ws.recv(timeout=10))
-        assert reply["type"] == "error" and "binary" in reply["message"]
+        assert "binary" in recv_error(ws)["message"]
         ws.send("[" * 2000 + "]" * 2000)
-        reply = json.loads(ws.recv(timeout=10))
-        assert reply["type"] == "error" and "nested" in reply["message"]
+        assert "nested" in recv_error(ws)["message"]
         ws.send(json.dumps({"type": "pace", "seconds": "5"}))
-        assert "pace is a number" in json.loads(ws.recv(timeout=10))["message"]
+        assert "pace is a number" in recv_error(ws)["message"]
     with connect(f"{server.ws}ws/{room['room']}?token=%C3%A9t%C3%A9") as ws:  # a non-ASCII token
         reply = json.loads(ws.recv(timeout=10))
         assert reply["fatal"] and "opens no seat" in reply["message"]
+
+
+# ---------------------------------------------------------------- 14. a room's history is bounded
+
+
+def test_a_room_keeps_the_records_of_its_last_matches_only(server: Server) -> None:
+    room = watch_room(server)
+    with connect(f"{server.ws}ws/{room}", max_size=2**22) as ws:
+        match = 0
+        while match < 23:
+            m = recv_state(ws, 30)
+            match = m["match"]
+            if m["over"]:
+                ws.send(json.dumps({"type": "next_match"}))
+    summary = next(r for r in server.api("/api/rooms")[1]["rooms"] if r["room"] == room)
+    assert summary["finished_matches"][:20] == list(range(match - 20, match)) and summary["match"] == match
+    status, out = server.api(f"/api/rooms/{room}/record?match=1")
+    assert status == 409 and "last 20 matches" in out["error"], out
+    assert server.api(f"/api/rooms/{room}/record?match={match - 1}")[0] == 200
 
 
 # ---------------------------------------------------------------- 15. the turn clock
@@ -426,7 +451,7 @@ def test_a_checkpoint_gone_after_a_restart_is_said_and_its_seat_plays_on(tmp_pat
     copy.unlink()
     second = Server(db, pace=0.0, away=30.0)
     try:
-        with connect(f"{second.ws}ws/{room['room']}") as ws:
+        with connect(f"{second.ws}ws/{room['room']}", open_timeout=60) as ws:
             ws.send(json.dumps({"type": "pace", "seconds": 0}))  # anyone may set a watch room's pace
             assert any(recv_state(ws, 30)["seq"] > 0 for _ in range(5))  # the room plays on
     finally:
@@ -439,6 +464,8 @@ def test_a_checkpoint_gone_after_a_restart_is_said_and_its_seat_plays_on(tmp_pat
 
 
 def test_creating_rooms_does_not_hold_up_static_files(server: Server) -> None:
+    server.room(variant="taiwan", seats=["person", "strong", "greedy", "greedy"])  # torch imported, once a process
+
     def create(i: int) -> None:
         body = {"variant": "taiwan", "seats": ["person", f"strong:top_k={i + 2}", "greedy", "greedy"]}
         assert server.api("/api/rooms", body)[0] == 200
@@ -489,7 +516,7 @@ def test_a_play_is_card_text_or_pass_exactly(server: Server) -> None:
             state = recv_state(ws)
         for cards in ("", "   ", "PASS", "Pass "):
             ws.send(json.dumps({"type": "play", "cards": cards, "seq": state["seq"]}))
-            reply = json.loads(ws.recv(timeout=10))
-            assert reply["type"] == "error" and "'pass' for a pass" in reply["message"], (cards, reply)
+            reply = recv_error(ws)
+            assert "'pass' for a pass" in reply["message"], (cards, reply)
     status, out = server.api(f"/api/rooms/{room['room']}/record?match=%C2%B2")
     assert status == 400 and "match must be a match number" in out["error"], out
