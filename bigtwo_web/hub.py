@@ -337,6 +337,8 @@ class Hub:
         self.agents.reserve(
             room_id, {s["kind"] for s in setup["seats"] if s["kind"] != PERSON} | {setup["stand_in"]}, variant
         )
+        if any(s["kind"] == PERSON for s in setup["seats"]):
+            self.coach(variant)  # ready before the first person asks (it loads a network)
         return setup
 
     async def create(self, body: Any) -> Room:

@@ -84,7 +84,7 @@ def test_a_whole_game_against_agents_by_clicking_then_its_replay(browser: Browse
     while my_turn(page):
         if turns == 1:
             page.click("#coach")  # the coach: the strong agent's top plays, with their mean payoffs
-            expect(page.locator("#coach-box .advice")).to_contain_text("Coach (strong)")
+            expect(page.locator("#coach-box .advice")).to_contain_text("Coach (strong)", timeout=TURN)
         click_play(page)
         turns += 1
     assert turns >= 3
