@@ -26,7 +26,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 PHASE = 4.0  # seconds a phase runs
-KEEP = 0.2  # the share of its moves per second alone a normal room keeps under attack
+KEEP = 0.1  # the share of its moves per second alone a normal room keeps under attack
 MAX_GROWTH = 120  # MiB the server may grow over the whole test
 
 
