@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -165,8 +166,12 @@ def check_record(record: Any) -> dict[str, Any]:
     return record
 
 
-def game_from_record(record: dict[str, Any] | str | Path) -> Game:
-    """Replay ``record`` (a dict or a JSON file's path) through the engine; see the module docstring."""
+def game_from_record(
+    record: dict[str, Any] | str | Path, before_play: Callable[[Game, int, int, str], None] | None = None
+) -> Game:
+    """Replay ``record`` (a dict or a JSON file's path) through the engine; see the module docstring.
+    ``before_play(game, number, seat, cards)``, if given, sees each play of game ``number`` just
+    before it is made (the web's replay expands a record move by move with it)."""
     from .game import Game
 
     if isinstance(record, (str, Path)):
@@ -195,6 +200,8 @@ def game_from_record(record: dict[str, Any] | str | Path) -> Game:
                 f"{where}, play {j}: seat {seat} is written as playing, but "
                 + (f"seat {to_act} is to act" if game.game_number == i else f"game {i} was already over"),
             )
+            if before_play is not None:
+                before_play(game, i, seat, cards)
             try:
                 game.play(cards)
             except ValueError as exc:

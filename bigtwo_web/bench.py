@@ -86,7 +86,8 @@ class Client:
 
 
 def _post(url: str, body: dict[str, Any]) -> dict[str, Any]:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    headers = {"Content-Type": "application/json"}
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers=headers)
     with urllib.request.urlopen(req, timeout=60) as res:
         return json.loads(res.read())
 
@@ -95,7 +96,8 @@ async def _play(base: str, rooms: int, seconds: float, agent: str) -> tuple[list
     clients: list[Client] = []
     for i in range(rooms):
         seats = ["person", agent, "person", agent] if i % 2 else ["person", agent, agent, agent]
-        room = _post(base + "api/rooms", {"variant": "japan", "seats": seats, "pace": 0, "seed": i})
+        body = {"variant": "japan", "seats": seats, "pace": 0, **({} if i % 2 else {"seed": i})}  # a seed: one person
+        room = _post(base + "api/rooms", body)
         for k, link in enumerate(room["links"]):
             ws = link["url"].replace("http://", "ws://").replace("/?room=", "/ws/").replace("&token=", "?token=")
             clients.append(Client(ws, leader=k == 0))

@@ -5,14 +5,25 @@ from __future__ import annotations
 
 import argparse
 
-from .room import DEFAULT_AWAY, DEFAULT_PACE
+from .room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN
 from .server import DEFAULT_DB
 
 
 def _serve(args: argparse.Namespace) -> int:
     from .server import serve
 
-    return serve(args.host, args.port, args.db, args.pace, args.away_timeout, args.log_level)
+    return serve(
+        args.host,
+        args.port,
+        args.db,
+        args.pace,
+        args.away_timeout,
+        args.log_level,
+        turn_timeout=args.turn_timeout,
+        room_ttl=args.room_ttl,
+        agent_paths=args.agent_file,
+        allow_hosts=args.allow_host,
+    )
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -42,6 +53,32 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=DEFAULT_AWAY,
         help=f"seconds a person may be away before an agent plays for them (default {DEFAULT_AWAY:g})",
+    )
+    p.add_argument(
+        "--turn-timeout",
+        type=float,
+        default=DEFAULT_TURN,
+        help=f"seconds a connected person has for a turn before an agent plays it (default {DEFAULT_TURN:g}; 0: none)",
+    )
+    p.add_argument(
+        "--room-ttl",
+        type=float,
+        default=None,
+        help="seconds an idle room with nobody connected is kept before it is deleted (default 7 days)",
+    )
+    p.add_argument(
+        "--agent-file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a checkpoint file seats may name (by its file name); repeat for more. Seats take nothing else but agent names",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the server answers to besides IP addresses, localhost and this machine's name; repeat for more",
     )
     p.add_argument("--log-level", default="warning", help="uvicorn's log level (default warning)")
     p.set_defaults(func=_serve)

@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,13 +35,39 @@ from bigtwo_env.variant import Variant
 TOP = 3  # plays shown
 
 
+@dataclass(frozen=True)
+class Position:
+    """What the coach reads of one seat's turn, copied out of the game (so it may be ranked in
+    another thread while the game goes on): the observation, the legal plays and their card text."""
+
+    seat: int
+    obs: np.ndarray  # (1, D)
+    ids: np.ndarray  # (1, L)
+    counts: np.ndarray  # (1,)
+    texts: dict[int, list[str]]  # action id -> cards
+
+    @classmethod
+    def of(cls, game: Game) -> Position:
+        """The position of the seat to act in ``game``."""
+        if game.is_over:
+            raise ValueError("the match is over: there is no play to advise")
+        ids, counts = game.engine.legal_actions()
+        texts = dict(zip(game.legal_actions().tolist(), game.legal_plays(), strict=True))
+        seat = game.current_player
+        assert seat is not None
+        return cls(seat, game.engine.observe()[:1].copy(), ids[:1].copy(), counts[:1].copy(), texts)
+
+
 class Coach:
     """Ranks a seat's legal plays with the strongest agent for ``variant``; see the module docstring."""
 
-    def __init__(self, variant: Variant) -> None:
+    def __init__(self, variant: Variant, threads: int | None = None) -> None:
+        """``threads``: the search's rollout threads (default the engine's; the web leaves a core free)."""
         self.variant = variant
         name, why = default_opponent(variant)
-        self.agent = make_agent(name, variant, seed=0)
+        self.agent = make_agent(
+            name, variant, seed=0, **({} if threads is None or name == "heuristic" else {"threads": threads})
+        )
         self.agent_name = name
         self.why = why.replace("Opponents: ", "Coach: ")
         self.kind = "payoff" if isinstance(self.agent, SearchAgent) else "preference"
@@ -66,20 +93,20 @@ class Coach:
 
     def advise(self, game: Game, top: int = TOP) -> dict[str, Any]:
         """Advice for the seat to act in ``game``: ``{seat, agent, kind, why, plays: [{cards, value}]}``."""
-        if game.is_over:
-            raise ValueError("the match is over: there is no play to advise")
-        ids, counts = game.engine.legal_actions()
-        ranked = self.rank(game.engine.observe()[:1].copy(), ids[:1].copy(), counts[:1].copy(), top)
-        return self.describe(game, ranked)
+        return self.advise_at(Position.of(game), top)
 
-    def describe(self, game: Game, ranked: list[tuple[int, float | None]]) -> dict[str, Any]:
+    def advise_at(self, position: Position, top: int = TOP) -> dict[str, Any]:
+        """Advice for ``position`` (``Position.of``)."""
+        return self.describe(position, self.rank(position.obs, position.ids, position.counts, top))
+
+    def describe(self, position: Position, ranked: list[tuple[int, float | None]]) -> dict[str, Any]:
         """``rank``'s result as the advice ``advise`` returns, plays written as card text."""
-        texts = dict(zip(game.legal_actions().tolist(), game.legal_plays(), strict=True))
         plays = [
-            {"cards": " ".join(texts[a]) or "pass", "value": None if v is None else round(v, 4)} for a, v in ranked
+            {"cards": " ".join(position.texts[a]) or "pass", "value": None if v is None else round(v, 4)}
+            for a, v in ranked
         ]
         return {
-            "seat": game.current_player,
+            "seat": position.seat,
             "agent": self.agent_name,
             "kind": self.kind,
             "why": self.why,

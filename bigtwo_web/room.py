@@ -13,6 +13,15 @@ stand-in agent (``stand_in``) plays their turns, each after ``pace``; when they 
 the same link, the seat is theirs again from the next turn. A seat whose link was never opened
 counts as away from the room's start (or the server's restart).
 
+**The turn clock.** A connected person has ``turn_timeout`` seconds (0: no clock) for each
+turn; when it runs out the stand-in plays that turn for them, so one player who never plays
+cannot stall the room.
+
+**The form.** ``room_setup`` checks the page's create-room form (every field, with the web's
+bounds: ``MAX_GAMES`` games a match, agent names and budgets from ``check_agent``, text that is
+valid Unicode) and builds nothing: a refused form costs nothing. Seat tokens are kept hashed
+(``hash_token``); only the room's creator is handed the plain ones, once.
+
 **What a seat sees** (``Room.view``): the public table (seats, connection states, cards left,
 the play to beat, the current trick, scores, finished games with the cards they ended with) and
 its own hand and legal plays; a spectator sees the public part only. A view never holds a card
@@ -30,30 +39,203 @@ bigtwo_web.room.RoomError: not your turn: seat 3 (player 1) is to act, you are s
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from agents.base import Agent
+from agents.pretrained import SEARCH_OPTIONS
+from agents.registry import split_spec
+from bigtwo_env.engine import THREADS
 from bigtwo_env.game import Game
-from bigtwo_env.variant import Variant, load_variant
+from bigtwo_env.seeds import check_seed
+from bigtwo_env.variant import Variant, load_variant, variant_names, yaml_mapping
 
 from .store import Store, StoredRoom
 
 PERSON = "person"
 DEFAULT_PACE = 0.8  # seconds an agent waits before it plays, so people can follow
 DEFAULT_AWAY = 30.0  # seconds a person may be away before a stand-in agent plays for them
+DEFAULT_TURN = 120.0  # seconds a connected person has for a turn before the stand-in plays it
 MAX_PACE = 10.0
+MAX_AWAY = 3600.0
+MAX_TURN = 3600.0
+MAX_GAMES = 100  # games a web room's match may have (every state message carries the match's games)
+MAX_DESCRIPTION = 500  # characters of a variant's description (sent in every state message)
+MAX_NAME = 40  # characters of a seat's name
+MAX_KEPT = 20  # finished matches whose records a room keeps in memory
+STRONG = "strong"
+# what a web seat's agent may ask for: its options and, for the searchers, the budget of one move
+AGENT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "random": (),
+    "greedy": (),
+    "heuristic": ("weights",),
+    "search": SEARCH_OPTIONS,
+    STRONG: SEARCH_OPTIONS,
+}
+MAX_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its largest, 4x the given one)
+MAX_SECONDS = 1.0  # seconds of search a move
+MAX_TOP_K = 10
+MAX_AGENT_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the event loop
+FORM_FIELDS = ("variant", "yaml", "settings", "seats", "names", "pace", "away_timeout", "turn_timeout", "seed")
 
 AgentSource = Callable[[str, Variant], Agent]
 
 
 class RoomError(ValueError):
     """A request the room refuses; the message says why and what is allowed."""
+
+
+def hash_token(token: str) -> str:
+    """What the store and the room keep of a seat's token: its SHA-256 (hex)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def check_number(value: Any, what: str, high: float, unit: str = "seconds") -> float:
+    """``value`` as a float in ``0..high``; ``RoomError`` for anything else (text, bool, null, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+        raise RoomError(f"{what} is a number of {unit} 0..{high:g}, got {value!r}")
+    return float(value)
+
+
+def check_agent(spec: Any, files: Mapping[str, Any] = {}) -> str:  # noqa: B006 - read only
+    """``spec`` if a web seat may have that agent: a name of ``AGENT_OPTIONS`` with only its
+    options, a search budget within ``MAX_SIMULATIONS``, ``MAX_SECONDS``, ``MAX_TOP_K`` and
+    ``MAX_AGENT_THREADS``, or one of the checkpoint ``files`` the server was started with (by
+    name). Never a path: a web seat cannot load what the server was not given. Builds nothing.
+
+    >>> check_agent("search:simulations=500")
+    'search:simulations=500'
+    >>> check_agent("search:seconds=86400")
+    Traceback (most recent call last):
+    bigtwo_web.room.RoomError: agent 'search:seconds=86400': seconds must be a number 0..1 on this server (seconds of search a move), got 86400
+    """
+    allowed = [*AGENT_OPTIONS, *files]
+    if not isinstance(spec, str) or not spec.strip():
+        raise RoomError(f"a seat's agent is a name: one of {', '.join(allowed)}; got {spec!r}")
+    spec = spec.strip()
+    if spec in files:
+        return spec
+    try:
+        name, options = split_spec(spec)
+    except ValueError as exc:
+        raise RoomError(str(exc)) from None
+    name = name.strip().lower()
+    if name not in AGENT_OPTIONS:
+        raise RoomError(
+            f"unknown agent {spec!r}; allowed: {', '.join(allowed)} (names, with options such as "
+            "'search:simulations=500')"
+        )
+    unknown = sorted(set(options) - set(AGENT_OPTIONS[name]))
+    if unknown:
+        takes = ", ".join(AGENT_OPTIONS[name]) or "no options"
+        raise RoomError(f"agent {spec!r}: option {unknown[0]!r} is not allowed on this server; {name} takes: {takes}")
+
+    def bound(key: str, high: float, what: str, whole: bool = True) -> None:
+        v = options.get(key)
+        if v is None:
+            return
+        ok = not isinstance(v, bool) and isinstance(v, int if whole else (int, float)) and 0 < v <= high
+        if not ok:
+            kind = "an integer 1" if whole else "a number 0"
+            raise RoomError(f"agent {spec!r}: {key} must be {kind}..{high:g} on this server ({what}), got {v!r}")
+
+    scale = 4 if options.get("scale") == "cards" else 1
+    bound("simulations", MAX_SIMULATIONS // scale, "rollouts a move" + (" with scale=cards" if scale > 1 else ""))
+    bound("seconds", MAX_SECONDS, "seconds of search a move", whole=False)
+    bound("top_k", MAX_TOP_K, "candidate plays")
+    bound("threads", MAX_AGENT_THREADS, "rollout threads")
+    for key in ("weights", "opponent_weights"):
+        if key in options and not isinstance(options[key], str):
+            raise RoomError(f"agent {spec!r}: {key} must be a weight set's name on this server, got {options[key]!r}")
+    if name == STRONG and options.get("simulations") == 0:
+        raise RoomError(f"agent {spec!r}: simulations must be 1..{MAX_SIMULATIONS} on this server")
+    return spec
+
+
+def check_text(value: Any, what: str, most: int) -> str:
+    """``value`` if it is text of at most ``most`` characters that UTF-8 can write."""
+    if not isinstance(value, str):
+        raise RoomError(f"{what} must be text, got {value!r}")
+    if len(value) > most:
+        raise RoomError(f"{what} may have at most {most} characters, got {len(value)}")
+    return value
+
+
+def room_setup(
+    body: Any,
+    default_agent: Callable[[Variant], str],
+    pace: float = DEFAULT_PACE,
+    away_timeout: float = DEFAULT_AWAY,
+    turn_timeout: float = DEFAULT_TURN,
+    files: Mapping[str, Any] = {},  # noqa: B006 - read only
+) -> dict[str, Any]:
+    """The set-up of a room from the page's create-room form (``FORM_FIELDS``; see
+    ``bigtwo_web.app``), every field checked; ``RoomError`` naming the first bad one. Builds no
+    agent: ``default_agent(variant)`` names the seats' default and the stand-in."""
+    if not isinstance(body, dict):
+        raise RoomError("the request body must be a JSON object of the form's fields")
+    unknown = sorted(set(body) - set(FORM_FIELDS))
+    if unknown:
+        raise RoomError(f"unknown field {unknown[0]!r}; fields are: {', '.join(sorted(FORM_FIELDS))}")
+    settings = body.get("settings")
+    settings = {} if settings is None else settings
+    if not isinstance(settings, dict):
+        raise RoomError(f"settings must be an object of variant fields, got {settings!r}")
+    try:
+        if body.get("yaml") is not None:
+            data = yaml_mapping(
+                check_text(body["yaml"], "yaml (the text of a variant file)", 20_000), "the variant file"
+            )
+            data.setdefault("name", "custom")
+            variant = Variant().replace(**{**data, **settings})
+        else:
+            name = body.get("variant", "taiwan")
+            if not isinstance(name, str) or name not in variant_names():
+                raise RoomError(f"unknown variant {name!r}; allowed: {', '.join(variant_names())} (or send yaml)")
+            variant = load_variant(name, **settings)
+    except RoomError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise RoomError(f"variant: {exc}") from None
+    if variant.games > MAX_GAMES:
+        raise RoomError(f"games must be 1..{MAX_GAMES} for a room on this server, got {variant.games}")
+    check_text(variant.description, "the variant's description", MAX_DESCRIPTION)
+    check_text(variant.name, "the variant's name", MAX_NAME)
+    seats = body.get("seats")
+    if seats is None:
+        seats = [PERSON] + [default_agent(variant)] * (variant.players - 1)
+    if not isinstance(seats, list):
+        raise RoomError("seats must be a list: 'person' or an agent name per seat")
+    seats = [s.strip() if isinstance(s, str) else s for s in seats]
+    for spec in seats:
+        if spec != PERSON:
+            check_agent(spec, files)
+    seed = body.get("seed")
+    try:
+        seed = check_seed(seed)
+    except ValueError as exc:
+        raise RoomError(str(exc)) from None
+    if seed is not None and seats.count(PERSON) > 1:
+        raise RoomError(
+            "a chosen seed fixes the deal, which the creator would know: only a room with at most one person "
+            "may choose it (leave seed out to deal at random)"
+        )
+    return Room.setup_for(
+        variant,
+        seats,
+        names=body.get("names"),
+        pace=pace if body.get("pace") is None else body["pace"],
+        away_timeout=away_timeout if body.get("away_timeout") is None else body["away_timeout"],
+        turn_timeout=turn_timeout if body.get("turn_timeout") is None else body["turn_timeout"],
+        stand_in=default_agent(variant),
+        seed=seed,
+    )
 
 
 @dataclass
@@ -63,7 +245,8 @@ class Seat:
     index: int
     kind: str  # "person" or an agent name
     name: str
-    token: str
+    token: str  # the hash of the link's token (``hash_token``)
+    secret: str | None = None  # the link's token itself: known only to the server that made the room
     connections: int = 0
     away_since: float | None = 0.0  # clock time the person left (None: connected)
 
@@ -112,18 +295,22 @@ class Room:
     game: Game = field(init=False)
     match: int = field(init=False, default=0)
     moves: list[Move] = field(init=False, default_factory=list)
-    finished: list[Game] = field(init=False, default_factory=list)
+    finished: dict[int, dict[str, Any]] = field(init=False, default_factory=dict)  # the last MAX_KEPT matches' records
     last_change: float = field(init=False, default=0.0)
     spectators: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self.variant = Variant().replace(**self.setup["variant"])
         now = self.clock()
+        secrets_ = self.setup.get("tokens") or [None] * len(self.setup["seats"])
         self.seats = [
-            Seat(i, s["kind"], s["name"], s["token"], away_since=now) for i, s in enumerate(self.setup["seats"])
+            Seat(i, s["kind"], s["name"], s.get("token_hash") or hash_token(s["token"]), secrets_[i], away_since=now)
+            for i, s in enumerate(self.setup["seats"])
         ]
         self.pace = float(self.setup["pace"])
         self.away_timeout = float(self.setup["away_timeout"])
+        self.turn_timeout = float(self.setup.get("turn_timeout", 0.0))
+        self._results: tuple[tuple[int, int], list[dict[str, Any]]] | None = None
         self.stand_in = str(self.setup["stand_in"])
         self.last_change = now
         if self.setup.get("start", True):
@@ -140,36 +327,44 @@ class Room:
         away_timeout: float = DEFAULT_AWAY,
         stand_in: str = "heuristic",
         seed: int | None = None,
+        turn_timeout: float = 0.0,
         **overrides: Any,
     ) -> dict[str, Any]:
         """A room's set-up: ``seats`` one ``"person"`` or agent name per seat (checked by the
-        caller against the agents it can build), each person seat given a fresh secret token."""
+        caller against the agents it can build), each person seat given a fresh secret token
+        (``tokens``, which the store never writes; the seats keep its hash)."""
         var = load_variant(variant, **overrides)
-        if len(seats) != var.players:
-            raise RoomError(f"variant {var.name!r} has {var.players} seats; {len(seats)} were given")
+        if not isinstance(seats, list) or len(seats) != var.players:
+            raise RoomError(f"variant {var.name!r} has {var.players} seats; seats must be a list of {var.players}")
         if not all(isinstance(s, str) and s.strip() for s in seats):
             raise RoomError(f"each seat is 'person' or an agent name, got {seats!r}")
-        if names is not None and (len(names) != len(seats) or not all(isinstance(n, str) for n in names)):
+        if names is not None and (
+            not isinstance(names, list) or len(names) != len(seats) or not all(isinstance(n, str) for n in names)
+        ):
             raise RoomError(f"names must be {len(seats)} texts, one per seat; got {names!r}")
-        pace, away_timeout = float(pace), float(away_timeout)
-        if not 0 <= pace <= MAX_PACE:
-            raise RoomError(f"pace must be 0..{MAX_PACE:g} seconds, got {pace:g}")
-        if not 0 <= away_timeout <= 3600:
-            raise RoomError(f"away_timeout must be 0..3600 seconds, got {away_timeout:g}")
+        for n in names or ():
+            check_text(n.strip(), "a seat's name", MAX_NAME)
+        pace = check_number(pace, "pace", MAX_PACE)
+        away_timeout = check_number(away_timeout, "away_timeout", MAX_AWAY)
+        turn_timeout = check_number(turn_timeout, "turn_timeout", MAX_TURN)
         people = 0
-        out = []
+        out, tokens = [], []
         for i, kind in enumerate(seats):
             kind = kind.strip()
             if kind == PERSON:
                 people += 1
             default = f"player {people}" if kind == PERSON else kind
             name = (names[i].strip() if names else "") or default
-            out.append({"kind": kind, "name": name[:40], "token": secrets.token_urlsafe(16)})
+            token = secrets.token_urlsafe(16)  # an agent seat gets one too: nobody knows it
+            tokens.append(token if kind == PERSON else None)
+            out.append({"kind": kind, "name": name[:MAX_NAME], "token_hash": hash_token(token)})
         return {
             "variant": var.to_dict(),
             "seats": out,
+            "tokens": tokens,
             "pace": pace,
             "away_timeout": away_timeout,
+            "turn_timeout": turn_timeout,
             "stand_in": stand_in,
             "seed": seed,
         }
@@ -182,7 +377,9 @@ class Room:
     def new_match(self, seed: int | None = None) -> None:
         """Deal a new match (from ``seed``, else fresh entropy) and store its start."""
         if self.match:
-            self.finished.append(self.game)
+            self.finished[self.match] = self._record_of(self.game, self.match)
+            for old in sorted(self.finished)[:-MAX_KEPT]:
+                del self.finished[old]
         self.game = Game(self.variant, seed=seed)
         self.match += 1
         self.moves = []
@@ -214,10 +411,14 @@ class Room:
 
     # ------------------------------------------------------------ seats and links
 
-    def seat_for_token(self, token: str) -> int:
+    def seat_for_token(self, token: Any) -> int:
         """The person seat this token opens; ``RoomError`` if none of this room's does."""
+        try:
+            digest = hash_token(token) if isinstance(token, str) else ""
+        except UnicodeEncodeError:
+            digest = ""
         for s in self.seats:
-            if s.person and secrets.compare_digest(s.token, str(token)):
+            if s.person and secrets.compare_digest(s.token, digest):
                 return s.index
         raise RoomError(f"this link's token opens no seat of room {self.id}; without a token you watch as a spectator")
 
@@ -245,9 +446,7 @@ class Room:
         """Change how long agents wait before playing (anyone in a watch room, else a seated person)."""
         if seat is None and not self.watch:
             raise RoomError("only a seated player can change the pace of a room with people")
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_PACE:
-            raise RoomError(f"pace is a number of seconds 0..{MAX_PACE:g}, got {seconds!r}")
-        self.pace = float(seconds)
+        self.pace = check_number(seconds, "pace", MAX_PACE)
 
     # ------------------------------------------------------------ turns
 
@@ -258,21 +457,22 @@ class Room:
 
     def controller(self, now: float | None = None) -> str | None:
         """Who plays the current turn: ``person``, ``agent``, ``stand-in`` (an agent for an away
-        person, once ``away_timeout`` has passed) or ``waiting`` (an away person, before that)."""
+        person, once ``away_timeout`` has passed, or for a connected one whose turn clock ran
+        out) or ``waiting`` (an away person, before that)."""
         seat = self.to_act
         if seat is None:
             return None
         s = self.seats[seat]
         if not s.person:
             return "agent"
-        if s.away_since is None:
-            return PERSON
         now = self.clock() if now is None else now
+        if s.away_since is None:
+            return "stand-in" if self.turn_timeout and now - self.last_change >= self.turn_timeout else PERSON
         return "stand-in" if now - s.away_since >= self.away_timeout else "waiting"
 
     def agent_due(self, now: float | None = None) -> float | None:
-        """Clock time the next agent play is due, ``None`` while a connected person is to act
-        (or the match is over)."""
+        """Clock time the next agent play is due, ``None`` while a connected person without a
+        turn clock is to act (or the match is over)."""
         seat = self.to_act
         if seat is None:
             return None
@@ -280,7 +480,7 @@ class Room:
         if not s.person:
             return self.last_change + self.pace
         if s.away_since is None:
-            return None
+            return self.last_change + self.turn_timeout if self.turn_timeout else None
         return max(s.away_since + self.away_timeout, self.last_change + self.pace)
 
     def play(self, seat: int | None, cards: Any, seq: Any = None) -> Move:
@@ -297,8 +497,8 @@ class Room:
         to_act = self.to_act
         if seat != to_act:
             raise RoomError(f"not your turn: seat {to_act} ({self.seats[to_act].name}) is to act, you are seat {seat}")
-        if not isinstance(cards, str):
-            raise RoomError(f"cards are text such as '3C 3D' or 'pass', got {cards!r}")
+        if not isinstance(cards, str) or not cards.strip() or (cards.strip().lower() == "pass" and cards != "pass"):
+            raise RoomError(f"cards are text such as '3C 3D', or 'pass' for a pass; got {cards!r}")
         try:
             action = self.game.encode(cards)
         except ValueError as exc:
@@ -361,7 +561,10 @@ class Room:
         to_act = self.to_act
         controller = self.controller(now)
         game_no = g.game_number
-        current = [m for m in self.moves if m.game == game_no and not g.is_over]
+        start = len(self.moves)  # the current game's moves are the match's last ones
+        while start and not g.is_over and self.moves[start - 1].game == game_no:
+            start -= 1
+        current = [] if g.is_over else self.moves[start:]
         trick: list[Move] = []
         for m in current:
             trick = [m] if m.lead else [*trick, m]
@@ -380,22 +583,19 @@ class Room:
                     "kind": PERSON if s.person else "agent",
                     "agent": None if s.person else s.kind,
                     "connection": connection,
+                    "connections": s.connections,
                     "cards_left": g.cards_left[s.index],
                     "score": g.scores[s.index],
                 }
             )
-        results = []
-        for r, deal in zip(g.results, g.deals, strict=False):
-            played = [set() for _ in self.seats]
-            for who, cards in r.history:
-                played[who].update(cards)
-            left = [[c for c in hand if c not in played[i]] for i, hand in enumerate(deal)]
-            results.append({"number": r.number, "winner": r.winner, "payoffs": list(r.payoffs), "hands_left": left})
+        results = self._finished_games()
         last = self.moves[-1] if self.moves else None
         mine = seat is not None and seat == to_act and controller == PERSON
-        stand_in_at = None
+        stand_in_at = turn_left = None
         if controller == "waiting":
             stand_in_at = round(self.seats[to_act].away_since + self.away_timeout - now, 1)  # type: ignore[operator]
+        if controller == PERSON and self.turn_timeout:
+            turn_left = round(max(0.0, self.last_change + self.turn_timeout - now), 1)
         return {
             "type": "state",
             "room": self.id,
@@ -407,6 +607,9 @@ class Room:
             "to_act": to_act,
             "controller": controller,
             "stand_in_in": stand_in_at,
+            "turn_left": turn_left,
+            "turn_timeout": self.turn_timeout,
+            "seed_chosen": self.setup.get("seed") is not None and self.match == 1,
             "game": game_no,
             "games": self.variant.games,
             "direction": g.direction,
@@ -427,7 +630,24 @@ class Room:
             "away_timeout": self.away_timeout,
             "watch": self.watch,
             "spectators": self.spectators,
+            "your_connections": None if seat is None else self.seats[seat].connections,
         }
+
+    def _finished_games(self) -> list[dict[str, Any]]:
+        """The current match's finished games with the cards each seat ended with, built once per
+        finished game (not on every view)."""
+        g = self.game
+        key = (self.match, len(g.results))
+        if self._results is None or self._results[0] != key:
+            results = []
+            for r, deal in zip(g.results, g.deals, strict=False):
+                played: list[set[str]] = [set() for _ in self.seats]
+                for who, cards in r.history:
+                    played[who].update(cards)
+                left = [[c for c in hand if c not in played[i]] for i, hand in enumerate(deal)]
+                results.append({"number": r.number, "winner": r.winner, "payoffs": list(r.payoffs), "hands_left": left})
+            self._results = (key, results)
+        return self._results[1]
 
     def summary(self) -> dict[str, Any]:
         """A line of the lobby's room list: public only."""
@@ -438,8 +658,7 @@ class Room:
             "match": self.match,
             "plays": len(self.moves),
             "over": self.game.is_over,
-            "finished_matches": [i + 1 for i in range(len(self.finished))]
-            + ([self.match] if self.game.is_over else []),
+            "finished_matches": sorted(self.finished) + ([self.match] if self.game.is_over else []),
             "watch": self.watch,
         }
 
@@ -448,8 +667,15 @@ class Room:
         being played (its record shows every hand) or one the room never had."""
         if not 1 <= match <= self.match:
             raise RoomError(f"room {self.id} has matches 1..{self.match}, not {match}")
-        game = self.finished[match - 1] if match < self.match else self.game
-        if not game.is_over:
+        if match < self.match:
+            if match not in self.finished:
+                raise RoomError(
+                    f"room {self.id} keeps the records of its last {MAX_KEPT} matches; match {match} is older"
+                )
+            return self.finished[match]
+        if not self.game.is_over:
             raise RoomError(f"match {match} is still being played; its record (every hand) is shown once it is over")
-        info = {"room": self.id, "match": match}
-        return game.to_record(seats=[s.name for s in self.seats], info=info)
+        return self._record_of(self.game, match)
+
+    def _record_of(self, game: Game, match: int) -> dict[str, Any]:
+        return game.to_record(seats=[s.name for s in self.seats], info={"room": self.id, "match": match})

@@ -3,7 +3,7 @@ lost on a restart.
 
 | table | one row per | columns |
 |---|---|---|
-| ``rooms`` | room | ``id``, ``created`` (epoch seconds), ``setup`` (JSON: variant settings, seats with their tokens, pace, away time) |
+| ``rooms`` | room | ``id``, ``created`` (epoch seconds), ``setup`` (JSON: variant settings, seats with their tokens' hashes, pace, away time) |
 | ``matches`` | match of a room | ``room``, ``number`` (1, 2, ...), ``seed``, ``started`` |
 | ``plays`` | turn of a match | ``room``, ``match``, ``seq`` (0, 1, ... within the match), ``seat``, ``cards`` (``"3C 3D"``, ``"pass"``), ``by`` (``person``, ``agent``, ``stand-in``), ``at`` |
 
@@ -11,11 +11,17 @@ Each write is one transaction, committed before anyone is told of it, so the fil
 whenever the server stops; ``(room, match, seq)`` is the primary key, so a play can never be
 stored twice. The journal is WAL (readers do not block the writer). A restarted server reads
 every room back and replays each match's plays through the engine (``bigtwo_web.room``).
+
+The file holds no seat's token, only its SHA-256 (``add_room`` drops the set-up's plain
+``tokens``), and is made readable by its owner only (mode 0600, with its WAL and shared-memory
+files). ``delete_room`` forgets a room and everything played in it (the expiry of idle rooms).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -68,6 +74,7 @@ class StoredRoom:
     created: float
     setup: dict[str, Any]
     matches: list[tuple[int, int, list[StoredPlay]]]  # (number, seed, plays)
+    last: float = 0.0  # epoch seconds of its last stored change (set-up, match or play)
 
 
 class Store:
@@ -77,19 +84,37 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        self.private()
+
+    def private(self) -> None:
+        """The file and its WAL and shared-memory files readable and writable by their owner only."""
+        if self.path == ":memory:":
+            return
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(self.path + suffix, 0o600)
 
     def add_room(self, room_id: str, setup: dict[str, Any], created: float | None = None) -> None:
-        """Store a new room's set-up."""
+        """Store a new room's set-up, without its plain ``tokens``."""
+        kept = {k: v for k, v in setup.items() if k != "tokens"}
         with self.db:
             self.db.execute(
                 "INSERT INTO rooms (id, created, setup) VALUES (?, ?, ?)",
-                (room_id, time.time() if created is None else created, json.dumps(setup)),
+                (room_id, time.time() if created is None else created, json.dumps(kept)),
             )
+
+    def delete_room(self, room_id: str) -> None:
+        """Forget a room: its set-up, matches and plays, in one transaction."""
+        with self.db:
+            self.db.execute("DELETE FROM plays WHERE room = ?", (room_id,))
+            self.db.execute("DELETE FROM matches WHERE room = ?", (room_id,))
+            self.db.execute("DELETE FROM rooms WHERE id = ?", (room_id,))
 
     def add_match(self, room_id: str, number: int, seed: int) -> None:
         """Store the start of a room's match ``number`` dealt from ``seed``."""
@@ -117,8 +142,12 @@ class Store:
     def room(self, room_id: str, created: float, setup: dict[str, Any]) -> StoredRoom:
         """One stored room (see ``rooms``)."""
         matches = []
-        rows = self.db.execute("SELECT number, seed FROM matches WHERE room = ? ORDER BY number", (room_id,)).fetchall()
-        for number, seed in rows:
+        last = float(created)
+        rows = self.db.execute(
+            "SELECT number, seed, started FROM matches WHERE room = ? ORDER BY number", (room_id,)
+        ).fetchall()
+        for number, seed, started in rows:
+            last = max(last, float(started))
             plays = [
                 StoredPlay(*row)
                 for row in self.db.execute(
@@ -127,7 +156,8 @@ class Store:
                 )
             ]
             matches.append((int(number), int(seed), plays))
-        return StoredRoom(room_id, float(created), setup, matches)
+            last = max([last, *(p.at for p in plays)])
+        return StoredRoom(room_id, float(created), setup, matches, last)
 
     def play_counts(self) -> dict[tuple[str, int], tuple[int, int, int]]:
         """``(room, match) -> (plays, lowest seq, highest seq)``: what the load benchmark checks."""

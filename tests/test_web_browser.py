@@ -84,7 +84,7 @@ def test_a_whole_game_against_agents_by_clicking_then_its_replay(browser: Browse
     while my_turn(page):
         if turns == 1:
             page.click("#coach")  # the coach: the strong agent's top plays, with their mean payoffs
-            expect(page.locator("#coach-box .advice")).to_contain_text("Coach (strong)")
+            expect(page.locator("#coach-box .advice")).to_contain_text("Coach (strong)", timeout=TURN)
         click_play(page)
         turns += 1
     assert turns >= 3
@@ -204,3 +204,28 @@ def test_a_watch_room_plays_agents_at_the_pace_set(browser: Browser, server: Ser
     page.locator("#pace-live").fill("0")
     page.wait_for_function("() => live.state && live.state.over", timeout=TURN)
     expect(page.locator("#next-match")).to_be_visible()
+
+
+def test_a_record_file_with_a_64_bit_seed_replays_and_shows_its_text_as_text(
+    browser: Browser, server: Server, tmp_path: Path
+) -> None:
+    """The page sends a record file as it is (``JSON.parse`` would round a seed past 2**53, and
+    the engine would refuse the deal), and what a record names is shown as text, never run."""
+    from agents.registry import make_agent
+    from bigtwo_env.game import Game
+    from bigtwo_env.record import write_record
+
+    game = Game("japan", seed=2**64 - 12345)
+    agent = make_agent("heuristic", game.variant)
+    while not game.is_over:
+        game.play_agent(agent)
+    trap = '<img src=x onerror="window.xss=1">'
+    path = write_record(tmp_path / "match.json", game.to_record(seats=[trap, "b", "c", "d"]))
+    page = new_page(browser, server.url)
+    expect(page.locator("#room-list")).to_be_attached()
+    page.wait_for_function("() => document.querySelectorAll('#variant option').length > 0", timeout=90_000)
+    page.set_input_files("#record-file", str(path))
+    expect(page.locator("#r-step")).to_have_text(re.compile(r"^move 0 of \d+$"), timeout=TURN)
+    page.click("#r-last")
+    expect(page.locator("#r-final")).to_contain_text(trap)
+    assert page.evaluate("() => window.xss") is None and page.locator("#rfelt img").count() == 0

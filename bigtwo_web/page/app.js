@@ -26,8 +26,10 @@ function backSvg(w = 34) {
 const cardsHtml = (cards, w) => `<span class="cards">${cards.map((c) => cardSvg(c, w)).join("")}</span>`;
 const playText = (cards) => (cards.length ? cards.join(" ") : "pass");
 
+// body: an object sent as JSON, or JSON text sent as it is (a record file: its 64-bit seed must not be rounded)
 async function api(path, body) {
-  const opts = body === undefined ? {} : { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } };
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  const opts = body === undefined ? {} : { method: "POST", body: text, headers: { "Content-Type": "application/json" } };
   const res = await fetch(path, opts);
   const data = await res.json();
   if (!res.ok) throw new Error(data.error || res.statusText);
@@ -49,7 +51,7 @@ async function startLobby() {
     const v = variants[$("#variant").value], n = Number($("#players").value);
     $("#agent-note").textContent = v.why;
     $("#seat-choices").innerHTML = Array.from({ length: n }, (_, i) => `<label>Seat ${i}
-      <select class="seat-kind" data-seat="${i}">${kinds.map((k) => `<option ${k === (i === 0 ? "person" : n === v.players ? v.default : "heuristic") ? "selected" : ""}>${k}</option>`).join("")}</select>
+      <select class="seat-kind" data-seat="${i}">${kinds.map((k) => `<option ${k === (i === 0 ? "person" : n === v.players ? v.default : "heuristic") ? "selected" : ""}>${esc(k)}</option>`).join("")}</select>
       <input class="seat-name" data-seat="${i}" placeholder="name" size="10"></label>`).join("");
   }
   $("#variant").onchange = () => { $("#players").value = variants[$("#variant").value].players; seatChoices(); };
@@ -69,8 +71,8 @@ async function startLobby() {
     try {
       const room = await api("/api/rooms", body);
       if (watch || !room.links.length) { location.href = room.watch; return; }
-      $("#links").innerHTML = `<p>Room <b>${room.room}</b>. Each link opens one seat (keep it: it is the seat's key).</p>` +
-        room.links.map((l) => `<p>Seat ${l.seat} (${esc(l.name)}): <a class="seat-link" href="${esc(l.url)}">${esc(l.url)}</a></p>`).join("") +
+      $("#links").innerHTML = `<p>Room <b>${esc(room.room)}</b>. Each link opens one seat (keep it: it is the seat's key).</p>` +
+        room.links.map((l) => `<p>Seat ${esc(l.seat)} (${esc(l.name)}): <a class="seat-link" href="${esc(l.url)}">${esc(l.url)}</a></p>`).join("") +
         `<p>Spectators: <a href="${esc(room.watch)}">${esc(room.watch)}</a></p>`;
       refreshRooms();
     } catch (e) { $("#lobby-error").textContent = e.message; }
@@ -78,7 +80,7 @@ async function startLobby() {
   $("#create").onsubmit = (e) => { e.preventDefault(); create(false); };
   $("#create-watch").onclick = () => create(true);
   $("#record-file").onchange = async () => {
-    try { showReplay(await api("/api/replay?coach=1", JSON.parse(await $("#record-file").files[0].text()))); }
+    try { showReplay(await api("/api/replay?coach=1", await $("#record-file").files[0].text())); }
     catch (e) { $("#lobby-error").textContent = e.message; }
   };
   refreshRooms();
@@ -86,9 +88,9 @@ async function startLobby() {
 
 async function refreshRooms() {
   const { rooms } = await api("/api/rooms");
-  $("#room-list").innerHTML = rooms.map((r) => `<li><b>${r.room}</b> ${esc(r.variant)}: ${r.seats.map((s) => esc(s.name)).join(", ")}
-    &middot; match ${r.match}${r.over ? " (over)" : ""} &middot; <a href="/?room=${r.room}">watch</a>
-    ${r.finished_matches.map((m) => `&middot; <a class="replay-link" href="/?replay=${r.room}&match=${m}">replay ${m}</a>`).join(" ")}</li>`).join("");
+  $("#room-list").innerHTML = rooms.map((r) => `<li><b>${esc(r.room)}</b> ${esc(r.variant)}: ${r.seats.map((s) => esc(s.name)).join(", ")}
+    &middot; match ${esc(r.match)}${r.over ? " (over)" : ""} &middot; <a href="/?room=${encodeURIComponent(r.room)}">watch</a>
+    ${r.finished_matches.map((m) => `&middot; <a class="replay-link" href="/?replay=${encodeURIComponent(r.room)}&match=${esc(m)}">replay ${esc(m)}</a>`).join(" ")}</li>`).join("");
 }
 
 // ---------------------------------------------------------------- the live table
@@ -130,6 +132,11 @@ function onMessage(msg) {
     if (msg.fatal) { live.fatal = true; live.ws.close(); }
     return;
   }
+  if (msg.type === "notice") {
+    $("#notice").textContent = msg.message;
+    $("#notice").hidden = false;
+    return;
+  }
   if (msg.type === "coach") {
     $("#coach-box").innerHTML = adviceHtml(msg);
     return;
@@ -160,13 +167,14 @@ function render() {
   const where = spots(s.seats.length, me);
   document.querySelectorAll(".spot").forEach((el) => (el.innerHTML = ""));
   for (const seat of s.seats) {
-    const conn = { connected: "connected", away: "away", "stand-in": "away: an agent plays for them", agent: `agent: ${seat.agent}` }[seat.connection];
+    const conn = { connected: "connected", away: "away", "stand-in": "away: an agent plays for them", agent: `agent: ${seat.agent}` }[seat.connection] +
+      (seat.connections > 1 ? ` (open in ${seat.connections} places)` : "");
     const el = document.createElement("div");
     el.className = "seat" + (s.to_act === seat.seat ? " acting" : "");
     el.dataset.seat = seat.seat;
     el.innerHTML = `<div class="name">${esc(seat.name)}${s.you === seat.seat ? " (you)" : ""}</div>
       <div class="meta"><span class="dot ${seat.connection}"></span><span class="conn">${esc(conn)}</span></div>
-      <div class="meta">cards left: <b class="left">${seat.cards_left}</b> &middot; score ${seat.score}</div>
+      <div class="meta">cards left: <b class="left">${esc(seat.cards_left)}</b> &middot; score ${esc(seat.score)}</div>
       <div class="backs">${s.you === seat.seat ? "" : backSvg(28).repeat(Math.min(seat.cards_left, 13))}</div>`;
     $(`.spot.${where[seat.seat]}`).appendChild(el);
   }
@@ -177,10 +185,16 @@ function render() {
     status = `Match over. Winner: ${s.seats.filter((x, i) => s.scores[i] === best).map((x) => esc(x.name)).join(", ")}`;
   } else {
     const who = s.to_act === s.you ? "Your turn" : `${name(s.to_act)} to play`;
-    const how = { "stand-in": " (an agent plays for them while they are away)", waiting: ` (away: an agent plays for them in ${s.stand_in_in}s)` }[s.controller] || "";
-    status = `${who}${how} &middot; game ${s.game} of ${s.games}` + (s.opening_card ? ` &middot; opening card ${s.opening_card}` : "");
+    const how = { "stand-in": " (an agent plays for them)", waiting: ` (away: an agent plays for them in ${esc(s.stand_in_in)}s)` }[s.controller] || "";
+    const clock = s.turn_left === null ? "" : ` (${esc(s.turn_left)}s left)`;
+    status = `${who}${how}${clock} &middot; game ${esc(s.game)} of ${esc(s.games)}` + (s.opening_card ? ` &middot; opening card ${esc(s.opening_card)}` : "");
   }
+  if (s.seed_chosen) status += ` &middot; <span id="seed-chosen">this deal was chosen by the room's creator (a set seed)</span>`;
   $("#status").innerHTML = status;
+  if (s.your_connections > 1) {
+    $("#notice").textContent = `your seat is open in ${s.your_connections} places: if that is not all you, someone else has your seat's link`;
+    $("#notice").hidden = false;
+  } else if (s.your_connections === 1) $("#notice").hidden = true;
   $("#trick").innerHTML = s.trick.slice(-s.seats.length).map((m, i) => `<div class="trick-play${i === s.trick.length - 1 || (s.table && m.seat === s.table.seat && playText(m.cards) === playText(s.table.cards)) ? " top-play" : ""}">
     <span class="who">${name(m.seat)}</span>${m.cards.length ? cardsHtml(m.cards, 40) : "<i>pass</i>"}</div>`).join("");
   // the hand
@@ -201,22 +215,22 @@ function render() {
     if (!ok) say(`${[...live.selected].join(" ")} is not among your legal plays; Play asks the referee why`, true);
     else say(`${[...live.selected].join(" ")} is a legal play`);
   }
-  $("#legal-count").textContent = legal.length;
+  $("#legal-count").textContent = String(legal.length);
   $("#legal").innerHTML = legal.filter((p) => p.length).map((p) => `<span class="chip legal-play" data-cards="${esc(p.join(" "))}">${esc(p.join(" "))}</span>`).join("");
   document.querySelectorAll(".legal-play").forEach((el) => (el.onclick = () => { live.selected = new Set(el.dataset.cards.split(" ")); render(); }));
   $("#next-match").hidden = !(s.over && (s.you !== null || s.watch));
   $("#pace-box").hidden = !s.watch; $("#pace-value").textContent = s.pace;
   if (document.activeElement !== $("#pace-live")) $("#pace-live").value = s.pace;
-  $("#scores").innerHTML = `<p>${esc(s.variant.name)} &middot; match ${s.match}</p><table class="scores">${s.seats.map((x, i) => `<tr><td>${esc(x.name)}</td><td>${s.scores[i]}</td></tr>`).join("")}</table>`;
-  $("#results").innerHTML = s.results.map((r) => `<p>Game ${r.number}: ${name(r.winner)} went out; payoffs ${r.payoffs.join(", ")}</p>`).join("") +
-    (s.over ? `<p><a id="replay-link" href="/?replay=${s.room}&match=${s.match}">Replay this match</a></p>` : "");
-  $("#share").innerHTML = `<p class="note">Spectator link:<br><input readonly value="${esc(location.origin)}/?room=${s.room}"></p><p class="note">${s.spectators} watching</p>`;
+  $("#scores").innerHTML = `<p>${esc(s.variant.name)} &middot; match ${esc(s.match)}</p><table class="scores">${s.seats.map((x, i) => `<tr><td>${esc(x.name)}</td><td>${esc(s.scores[i])}</td></tr>`).join("")}</table>`;
+  $("#results").innerHTML = s.results.map((r) => `<p>Game ${esc(r.number)}: ${name(r.winner)} went out; payoffs ${esc(r.payoffs.join(", "))}</p>`).join("") +
+    (s.over ? `<p><a id="replay-link" href="/?replay=${encodeURIComponent(s.room)}&match=${esc(s.match)}">Replay this match</a></p>` : "");
+  $("#share").innerHTML = `<p class="note">Spectator link:<br><input readonly value="${esc(location.origin)}/?room=${esc(s.room)}"></p><p class="note">${esc(s.spectators)} watching</p>`;
 }
 
 // ---------------------------------------------------------------- replays
 
 async function startReplay(room, match) {
-  try { showReplay(await api(`/api/rooms/${room}/replay?match=${match}&coach=1`)); }
+  try { showReplay(await api(`/api/rooms/${encodeURIComponent(room)}/replay?match=${encodeURIComponent(match)}&coach=1`)); }
   catch (e) { $("#replay").hidden = false; $("#r-move").innerHTML = `<p class="error">${esc(e.message)}</p>`; }
 }
 
@@ -224,7 +238,7 @@ function showReplay(data) {
   $("#lobby").hidden = true; $("#replay").hidden = false;
   const rec = data.record, steps = data.steps, n = steps.length;
   const seats = rec.seats || rec.games[0].deal.map((_, i) => `seat ${i}`);
-  $("#where").textContent = `replay: ${rec.variant.name}` + (rec.info && rec.info.room ? `, room ${rec.info.room} match ${rec.info.match}` : "");
+  $("#where").textContent = `replay: ${rec.variant.name}` + (rec.info && rec.info.room ? `, room ${rec.info.room} match ${rec.info.match}` : "");  // text, not HTML
   let at = 0, timer = null;
   $("#r-jump").max = n;
   function draw() {
@@ -236,7 +250,7 @@ function showReplay(data) {
       if (m.cards !== "pass") { const used = new Set(m.cards.split(" ")); hands[m.seat] = hands[m.seat].filter((c) => !used.has(c)); }
       trick = m.lead ? [m] : [...trick, m];
     });
-    $("#rfelt").innerHTML = `<div>Game ${game} of ${rec.games.length}</div>` + hands.map((h, i) => `<div class="rseat${at < n && step.seat === i ? " acting" : ""}" data-seat="${i}">
+    $("#rfelt").innerHTML = `<div>Game ${esc(game)} of ${esc(rec.games.length)}</div>` + hands.map((h, i) => `<div class="rseat${at < n && step.seat === i ? " acting" : ""}" data-seat="${i}">
       <span class="name">${esc(seats[i])}</span>${cardsHtml(h, 34)}</div>`).join("") +
       `<div>Trick: ${trick.map((m) => `${esc(seats[m.seat])}: ${esc(m.cards)}`).join(" &rarr; ") || "(new trick)"}</div>`;
     $("#r-step").textContent = `move ${at} of ${n}`;
@@ -246,7 +260,7 @@ function showReplay(data) {
       $("#r-coach").innerHTML = step.coach ? adviceHtml({ ...step.coach, why: `what the coach would play in ${seats[step.seat]}'s position, from that seat's information` }) : "";
     } else {
       const g = rec.games[rec.games.length - 1];
-      $("#r-move").innerHTML = `<p id="r-final">Match over. Scores: ${rec.scores.map((x, i) => `${esc(seats[i])} ${x}`).join(", ")} (last game won by ${esc(seats[g.winner])})</p>`;
+      $("#r-move").innerHTML = `<p id="r-final">Match over. Scores: ${rec.scores.map((x, i) => `${esc(seats[i])} ${esc(x)}`).join(", ")} (last game won by ${esc(seats[g.winner])})</p>`;
       $("#r-coach").innerHTML = "";
     }
   }
