@@ -54,7 +54,7 @@ from agents.registry import split_spec
 from bigtwo_env.engine import THREADS
 from bigtwo_env.game import Game
 from bigtwo_env.seeds import check_seed
-from bigtwo_env.variant import Variant, load_variant, variant_names, yaml_mapping
+from bigtwo_env.variant import DEFAULT_VARIANT, Variant, load_variant, variant_names, yaml_mapping
 
 from .store import Store, StoredRoom
 
@@ -195,7 +195,7 @@ def room_setup(
             data.setdefault("name", "custom")
             variant = Variant().replace(**{**data, **settings})
         else:
-            name = body.get("variant", "taiwan")
+            name = body.get("variant", DEFAULT_VARIANT)
             if not isinstance(name, str) or name not in variant_names():
                 raise RoomError(f"unknown variant {name!r}; allowed: {', '.join(variant_names())} (or send yaml)")
             variant = load_variant(name, **settings)
