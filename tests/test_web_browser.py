@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import play_agent
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from web_server import Server, free_port
 
@@ -218,7 +219,7 @@ def test_a_record_file_with_a_64_bit_seed_replays_and_shows_its_text_as_text(
     game = Game("japan", seed=2**64 - 12345)
     agent = make_agent("heuristic", game.variant)
     while not game.is_over:
-        game.play_agent(agent)
+        play_agent(game, agent)
     trap = '<img src=x onerror="window.xss=1">'
     path = write_record(tmp_path / "match.json", game.to_record(seats=[trap, "b", "c", "d"]))
     page = new_page(browser, server.url)

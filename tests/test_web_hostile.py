@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import play_agent
 from web_server import ROOT, Server
 from websockets.sync.client import connect
 
@@ -84,7 +85,7 @@ def finished_record(variant: str = "taiwan", seed: int = 3) -> dict[str, Any]:
     game = Game(variant, seed=seed)
     agent = make_agent("heuristic", game.variant)
     while not game.is_over:
-        game.play_agent(agent)
+        play_agent(game, agent)
     return json.loads(json.dumps(game.to_record(seats=["a", "b", "c", "d"])))
 
 
