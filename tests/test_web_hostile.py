@@ -35,11 +35,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     s.stop()
 
 
-def seat_ws(server: Server, link: dict[str, Any]) -> str:
-    room, token = link["url"].split("?room=")[1].split("&token=")
-    return f"{server.ws}ws/{room}?token={token}"
-
-
 def recv_state(ws: Any, timeout: float = 10) -> dict[str, Any]:
     while True:
         m = json.loads(ws.recv(timeout=timeout))
@@ -99,7 +94,7 @@ def test_a_lone_surrogate_is_refused_at_the_door_and_the_lobby_keeps_working(ser
     status, rooms = server.api("/api/rooms")
     assert status == 200 and isinstance(rooms["rooms"], list)
     room = server.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"])
-    with connect(seat_ws(server, room["links"][0])) as ws:
+    with connect(server.seat_ws(room["links"][0])) as ws:
         recv_state(ws)
         ws.send('{"type": "play", "cards": "\\udc00"}')
         reply = recv_error(ws)
@@ -254,7 +249,7 @@ def test_a_chosen_deal_is_shown_and_only_for_rooms_of_one_person(server: Server)
 
 def test_a_second_connection_to_a_seat_is_said_on_its_screen(server: Server) -> None:
     room = server.room(variant="japan", seats=["person", "greedy", "person", "greedy"])
-    url = seat_ws(server, room["links"][1])
+    url = server.seat_ws(room["links"][1])
     with connect(url) as mine:
         assert recv_state(mine)["your_connections"] == 1
         with connect(url) as spy:
@@ -298,7 +293,7 @@ def test_idle_rooms_are_deleted_also_across_restarts(tmp_path: Path) -> None:
     try:
         kept = s.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"])
         idle = s.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"])
-        with connect(seat_ws(s, kept["links"][0])) as ws:
+        with connect(s.seat_ws(kept["links"][0])) as ws:
             recv_state(ws)
             time.sleep(3.0)
             ids = {r["room"] for r in s.api("/api/rooms")[1]["rooms"]}
@@ -396,7 +391,7 @@ def test_null_fields_take_their_defaults_and_deep_json_is_refused(server: Server
 
 def test_bad_websocket_frames_get_error_messages(server: Server) -> None:
     room = server.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"])
-    with connect(seat_ws(server, room["links"][0])) as ws:
+    with connect(server.seat_ws(room["links"][0])) as ws:
         recv_state(ws)
         ws.send(b"\x00\x01binary")
         assert "binary" in recv_error(ws)["message"]
@@ -433,7 +428,7 @@ def test_a_room_keeps_the_records_of_its_last_matches_only(server: Server) -> No
 
 def test_a_connected_player_who_never_plays_gets_a_stand_in(server: Server) -> None:
     room = server.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"], turn_timeout=1.0)
-    with connect(seat_ws(server, room["links"][0])) as ws:
+    with connect(server.seat_ws(room["links"][0])) as ws:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             m = recv_state(ws)
@@ -501,7 +496,7 @@ def test_tokens_stay_out_of_the_log_and_the_file(tmp_path: Path) -> None:
         with urllib.request.urlopen(room["links"][0]["url"], timeout=30) as res:
             headers = res.headers
         assert "frame-ancestors 'none'" in headers["Content-Security-Policy"] and headers["X-Frame-Options"] == "DENY"
-        with connect(seat_ws(s, room["links"][0])) as ws:
+        with connect(s.seat_ws(room["links"][0])) as ws:
             recv_state(ws)
     finally:
         status, out = s.stop()
@@ -515,7 +510,7 @@ def test_tokens_stay_out_of_the_log_and_the_file(tmp_path: Path) -> None:
 
 def test_a_play_is_card_text_or_pass_exactly(server: Server) -> None:
     room = server.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"], seed=8)
-    with connect(seat_ws(server, room["links"][0])) as ws:
+    with connect(server.seat_ws(room["links"][0])) as ws:
         state = recv_state(ws)
         while not state["legal"]:
             state = recv_state(ws)

@@ -256,15 +256,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     s.stop()
 
 
-def seat_url(server: Server, link: dict[str, Any]) -> str:
-    room, token = link["url"].split("?room=")[1].split("&token=")
-    return f"{server.ws}ws/{room}?token={token}"
-
-
 def test_the_wire_never_carries_another_seats_cards(server: Server) -> None:
     room = server.room(variant="japan", seats=["person", "heuristic", "person", "greedy"], names=["a", "", "b", ""])
     got: dict[int | None, list[dict[str, Any]]] = {0: [], 2: [], None: []}
-    urls = {0: seat_url(server, room["links"][0]), 2: seat_url(server, room["links"][1])}
+    urls = {0: server.seat_ws(room["links"][0]), 2: server.seat_ws(room["links"][1])}
     urls[None] = server.ws + "ws/" + room["room"]
     started = threading.Barrier(3)
 
@@ -321,7 +316,7 @@ def test_options_name_every_variant_and_its_default_opponent(server: Server) -> 
 
 def test_bad_messages_get_errors_and_change_nothing(server: Server) -> None:
     room = server.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"], seed=8)
-    with connect(seat_url(server, room["links"][0])) as ws:
+    with connect(server.seat_ws(room["links"][0])) as ws:
         state = json.loads(ws.recv(timeout=10))
         while not state["legal"]:
             state = json.loads(ws.recv(timeout=10))
@@ -357,7 +352,7 @@ def test_sigterm_stops_cleanly_and_a_restart_resumes(tmp_path: Path) -> None:
     db = tmp_path / "rooms.sqlite"
     first = Server(db, pace=0.0, away=30.0)
     room = first.room(variant="japan", seats=["person", "greedy", "greedy", "greedy"])
-    url = seat_url(first, room["links"][0])
+    url = first.seat_ws(room["links"][0])
     with connect(url) as ws:
         state = json.loads(ws.recv(timeout=10))
         while not state["legal"]:

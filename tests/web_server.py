@@ -68,6 +68,11 @@ class Server:
                 return int(line.split()[1]) / 1024
         raise RuntimeError("no VmRSS in /proc status")
 
+    def seat_ws(self, link: dict[str, Any]) -> str:
+        """The websocket address of a seat link (``room["links"][i]``) of this server."""
+        room, token = link["url"].split("?room=")[1].split("&token=")
+        return f"{self.ws}ws/{room}?token={token}"
+
     def room(self, **body: Any) -> dict[str, Any]:
         status, out = self.api("/api/rooms", body)
         assert status == 200, out
