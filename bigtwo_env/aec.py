@@ -15,6 +15,7 @@ override) plays through the same environment.
 | Action values | [0, A): 19895 in ``taiwan``, 19899 in ``online-cn``, 18879 in ``hong-kong``/``pusoy-dos``, 17859 in ``japan`` |
 | Observation shape | ``observation`` (@OBS_SIZE@,) float32 (@OBS_SIZE_4@ for 4 players); ``action_mask`` (A,) int8 |
 | Observation values | [0, 1], but the match scores (``obs_bounds``: within +-``match_score_bound``) |
+| State shape | ``state()`` (@STATE_SIZE@,) float32 (@STATE_SIZE_4@ for 4 players), privileged: for centralised critics only |
 
 One episode is one *match*: the variant's ``games`` games (1 in every named variant). When a
 game ends the next is dealt at once and its winner leads, until the match is over.
@@ -33,6 +34,23 @@ play order, ``k = 0`` being the observer. Other hands enter only as card counts;
 The duty, opening-card and summary slots are filled only for the agent to act. ``action_mask`` is 1 at the
 legal action ids of the agent to act and all 0 for every other agent (and once the match is
 over). ``bigtwo_env.observation.decode_observation`` splits a vector into named parts.
+
+## State (privileged)
+
+``state()`` is the whole deal and the game so far (``bigtwo_env.state``, whose ``STATE_LAYOUT``
+declares it): every seat's hand, the cards each has played, the table, whose turn, the card
+counts, the recent moves, what each seat passed on and the match scores, in absolute seat order
+(seat 0 first, ``Engine.global_state`` with ``state.ABSOLUTE``). ``state_space`` is its ``Box``
+(within [0, 1] but the match scores). It is privileged: it is for a centralised critic during
+training, never for acting, since it shows every agent the others' cards; ``observe()`` holds
+none of it beyond what is public or the agent's own.
+
+>>> from bigtwo_env import env
+>>> critic_env = env("taiwan")
+>>> critic_env.reset(seed=0)
+>>> s = critic_env.state()
+>>> s.shape, s.dtype, critic_env.state_space.contains(s)
+((721,), dtype('float32'), True)
 
 ## Action space
 
@@ -111,6 +129,7 @@ from .actions import action_id
 from .env_base import RENDER_MODES, GameBacked, hands_option, observation_space
 from .observation import layout_table, obs_size, size_formula
 from .seeds import check_seed, draw_seed
+from .state import ABSOLUTE, state_bounds, state_size, state_size_formula
 from .variant import DEFAULT_VARIANT, Variant
 
 # The docstring's observation table and sizes, from observation.LAYOUT (its one declaration).
@@ -119,6 +138,8 @@ __doc__ = (
     .replace("@LAYOUT_TABLE@", layout_table())
     .replace("@OBS_SIZE_4@", str(obs_size(4)))
     .replace("@OBS_SIZE@", size_formula())
+    .replace("@STATE_SIZE_4@", str(state_size(4)))
+    .replace("@STATE_SIZE@", state_size_formula())
 )
 
 
@@ -196,6 +217,9 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         num_actions = self._num_actions
         self.observation_spaces = {a: observation_space(self.variant, num_actions) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        low, high = state_bounds(self.variant)
+        self.state_space = spaces.Box(low, high, dtype=np.float32)  # privileged: state()
+        self._absolute = np.full(1, ABSOLUTE, np.int64)
         self._rng: np.random.Generator | None = None
         self._rewarded = False  # some reward is non-zero and must be cleared on the next step
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -255,6 +279,13 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
             self._check_agent(agent)
         to_act = seat == self.engine.state.current[0] and not self.terminations.get(agent, True)
         return self._observe_seat(seat, to_act)
+
+    def state(self) -> np.ndarray:
+        """The privileged global state in absolute seat order, a new float32 array of
+        ``state_space``'s shape (``bigtwo_env.state``): every hand and the game so far, for a
+        centralised critic, never for acting."""
+        out = np.empty((1, self.state_space.shape[0]), np.float32)
+        return self.engine.global_state(self._absolute, out)[0]
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

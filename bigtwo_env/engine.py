@@ -43,6 +43,7 @@ from .checks import check_count, usable_cores
 from .combos import PLAY_SIZES
 from .observation import OBS_VERSION, obs_size, observe_all
 from .seeds import seed_array
+from .state import STATE_VERSION, state_all, state_size
 from .variant import DEFAULT_VARIANT, Variant, choice_code, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
@@ -208,6 +209,7 @@ class Engine:
         self.players = self.variant.players
         self.autoreset = bool(autoreset)
         self.obs_size = obs_size(self.players)
+        self.state_size = state_size(self.players)  # privileged global state (global_state)
         self.threads = int(threads) if threads is not None else THREADS
         self._threads = self.threads if self.num_games >= PARALLEL_FROM else 1
         n, p = self.num_games, self.players
@@ -241,6 +243,8 @@ class Engine:
             passed_on=np.zeros((n, p, kernels.SIZE_SLOTS), np.int32),
         )
         self._obs = np.zeros((n, self.obs_size), np.float32)
+        self._global: np.ndarray | None = None  # global_state's buffer and kernel, made on first use
+        self._global_kernel: Callable | None = None
         R, S, acts, seats = self.rules, self.state, np.zeros(n, np.int64), np.zeros(n, np.int64)
         self._check = compiled(kernels.check_actions, acts, S)
         self._legal = compiled(kernels.legal_all, R, S)
@@ -571,19 +575,48 @@ class Engine:
 
     def observe(self, seats: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Observations ``(N, obs_size)`` float32 of ``seats`` (default: each game's seat to act)."""
-        S, n = self.state, self.num_games
-        if seats is None:
-            seats_arr = S.current.astype(np.int64)
-        else:
-            seats_arr = np.ascontiguousarray(seats, dtype=np.int64)
-            if seats_arr.shape != (n,) or ((seats_arr < -1) | (seats_arr >= self.players)).any():
-                raise ValueError(f"seats must be {n} seat numbers 0..{self.players - 1} (-1: none), got {seats!r}")
+        seats_arr = self._seats(seats, "none")
         if out is None:
             out = self._obs
-        elif out.dtype != np.float32 or out.shape != (n, self.obs_size) or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous float32 array of shape {(n, self.obs_size)}")
-        run_batched(self._observe, S, before=(self.rules,), rows=(seats_arr, out), threads=self._threads)
+        else:
+            self._check_out(out, self.obs_size)
+        run_batched(self._observe, self.state, before=(self.rules,), rows=(seats_arr, out), threads=self._threads)
         return out
+
+    def global_state(self, seats: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """Privileged global state ``(N, state_size)`` float32 (``bigtwo_env.state``): every hand
+        and the game so far, for centralised critics, never for acting (it shows each seat the
+        others' cards). Row ``g`` is laid out from ``seats[g]``: that seat first, then the others
+        in the game's play order (the observation's relative seats), or ``state.ABSOLUTE`` (-1)
+        for seat order 0..P-1. Default: each game's seat to act, the rows matching ``observe()``
+        (absolute order once a match is over). Written into ``out`` if given, else into a buffer
+        of the engine's own (made on the first call, overwritten by the next: copy what you keep).
+        Computed only when called: ``step`` and ``observe`` never pay for it."""
+        seats_arr = self._seats(seats, "absolute order")
+        if out is None:
+            if self._global is None:
+                self._global = np.zeros((self.num_games, self.state_size), np.float32)
+            out = self._global
+        else:
+            self._check_out(out, self.state_size)
+        if self._global_kernel is None:
+            self._global_kernel = compiled(state_all, seats_arr, out, self.rules, self.state)
+        run_batched(self._global_kernel, self.state, before=(self.rules,), rows=(seats_arr, out), threads=self._threads)
+        return out
+
+    def _seats(self, seats: np.ndarray | None, minus_one: str) -> np.ndarray:
+        """``seats`` (one per game, -1 meaning ``minus_one``) as int64, or each game's seat to act."""
+        n = self.num_games
+        if seats is None:
+            return self.state.current.astype(np.int64)
+        seats_arr = np.ascontiguousarray(seats, dtype=np.int64)
+        if seats_arr.shape != (n,) or ((seats_arr < -1) | (seats_arr >= self.players)).any():
+            raise ValueError(f"seats must be {n} seat numbers 0..{self.players - 1} (-1: {minus_one}), got {seats!r}")
+        return seats_arr
+
+    def _check_out(self, out: np.ndarray, size: int) -> None:
+        if out.dtype != np.float32 or out.shape != (self.num_games, size) or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of shape {(self.num_games, size)}")
 
     # ------------------------------------------------------------ convenience
 
@@ -603,10 +636,16 @@ class Engine:
         return OBS_VERSION
 
     @property
+    def state_version(self) -> int:
+        """The state version ``global_state`` writes (``bigtwo_env.state.STATE_VERSION``)."""
+        return STATE_VERSION
+
+    @property
     def over(self) -> np.ndarray:
         """Whether each game's match is over (and not yet reset)."""
         return self.state.over
 
     def nbytes(self) -> int:
-        """Memory held by the state, the observation buffer and the action table."""
-        return sum(a.nbytes for a in self.state) + self._obs.nbytes + self.table.nbytes()
+        """Memory held by the state, the observation (and global-state) buffers and the action table."""
+        held = 0 if self._global is None else self._global.nbytes
+        return sum(a.nbytes for a in self.state) + self._obs.nbytes + held + self.table.nbytes()

@@ -226,23 +226,33 @@ LAYOUT: tuple[ObsPart, ...] = (
 )
 Part = IntEnum("Part", [(part.name.upper(), i) for i, part in enumerate(LAYOUT)])
 Part.__doc__ = "Index of each ``LAYOUT`` part, by its name in capitals (``Part.HAND``), for ``part_start``."
-# Where each part starts: _FIXED_START[i] + _SEAT_START[i] * P (entry len(LAYOUT): the size).
-_FIXED_START = np.cumsum([0] + [part.fixed for part in LAYOUT]).astype(np.int64)
-_SEAT_START = np.cumsum([0] + [part.per_seat for part in LAYOUT]).astype(np.int64)
 
 
-def obs_size(players: int) -> int:
-    """Length of an observation vector for ``players`` seats."""
-    return int(_FIXED_START[-1] + _SEAT_START[-1] * players)
+def layout_starts(layout: tuple[ObsPart, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Where each part of ``layout`` starts, as ``fixed[i] + per_seat[i] * P`` (int64 arrays, one
+    entry more than parts: the last is the size). Any layout of ``ObsPart`` (this one, the
+    privileged state's ``bigtwo_env.state.STATE_LAYOUT``) is placed by these two arrays."""
+    fixed = np.cumsum([0] + [part.fixed for part in layout]).astype(np.int64)
+    per_seat = np.cumsum([0] + [part.per_seat for part in layout]).astype(np.int64)
+    return fixed, per_seat
 
 
-def part_slices(players: int) -> dict[str, slice]:
-    """Each part's slots in an observation for ``players`` seats, by name, in layout order."""
+_FIXED_START, _SEAT_START = layout_starts(LAYOUT)
+
+
+def obs_size(players: int, layout: tuple[ObsPart, ...] = LAYOUT) -> int:
+    """Length of an observation vector for ``players`` seats (of a vector laid out by ``layout``)."""
+    fixed, per_seat = layout_starts(layout)
+    return int(fixed[-1] + per_seat[-1] * players)
+
+
+def part_slices(players: int, layout: tuple[ObsPart, ...] = LAYOUT) -> dict[str, slice]:
+    """Each part's slots in an observation for ``players`` seats (or a vector laid out by
+    ``layout``), by name, in layout order."""
+    fixed, per_seat = layout_starts(layout)
     return {
-        part.name: slice(
-            int(_FIXED_START[i] + _SEAT_START[i] * players), int(_FIXED_START[i + 1] + _SEAT_START[i + 1] * players)
-        )
-        for i, part in enumerate(LAYOUT)
+        part.name: slice(int(fixed[i] + per_seat[i] * players), int(fixed[i + 1] + per_seat[i + 1] * players))
+        for i, part in enumerate(layout)
     }
 
 
@@ -259,16 +269,17 @@ def _expr(fixed: int, per_seat: int) -> str:
     return seats if fixed == 0 else f"{fixed} + {seats}"
 
 
-def layout_table(players: int = 4) -> str:
-    """The module docstring's layout table, written from ``LAYOUT`` (one row per part)."""
+def layout_table(players: int = 4, layout: tuple[ObsPart, ...] = LAYOUT) -> str:
+    """The module docstring's layout table, written from ``LAYOUT`` (or ``layout``), one row per part."""
     rows = [
         f"| index range, P players | {players} players | part | what |",
         "|---|---|---|---|",
     ]
-    slices = part_slices(players)
-    for i, part in enumerate(LAYOUT):
-        lo = _expr(int(_FIXED_START[i]), int(_SEAT_START[i]))
-        hi = _expr(int(_FIXED_START[i + 1]), int(_SEAT_START[i + 1]))
+    slices = part_slices(players, layout)
+    fixed, per_seat = layout_starts(layout)
+    for i, part in enumerate(layout):
+        lo = _expr(int(fixed[i]), int(per_seat[i]))
+        hi = _expr(int(fixed[i + 1]), int(per_seat[i + 1]))
         at = slices[part.name]
         rows.append(f"| ``[{lo}, {hi})`` | ``[{at.start}, {at.stop})`` | ``{part.name}`` | {part.what} |")
     return "\n".join(rows)
@@ -287,21 +298,23 @@ def match_score_bound(variant: Variant) -> float:
     return float(variant.games * ((p - 1) ** 2 + variant.rake / abs(variant.worst_payoff)))
 
 
-def obs_bounds(variant: Variant) -> tuple[np.ndarray, np.ndarray]:
+def obs_bounds(variant: Variant, layout: tuple[ObsPart, ...] = LAYOUT) -> tuple[np.ndarray, np.ndarray]:
     """Each slot's lowest and highest value under ``variant`` (float32 arrays, ``obs_size(P)``
-    long), from the parts' ``bounds``: [0, 1], and +-``match_score_bound`` for the match scores."""
-    size = obs_size(variant.players)
+    long), from the parts' ``bounds``: [0, 1], and +-``match_score_bound`` for the match scores
+    (of a vector laid out by ``layout``)."""
+    size = obs_size(variant.players, layout)
     low, high = np.zeros(size, np.float32), np.ones(size, np.float32)
     bound = match_score_bound(variant)
-    for part, at in zip(LAYOUT, part_slices(variant.players).values(), strict=True):
+    for part, at in zip(layout, part_slices(variant.players, layout).values(), strict=True):
         if part.bounds == "match_score":
             low[at], high[at] = -bound, bound
     return low, high
 
 
-def size_formula() -> str:
-    """``obs_size(P)`` as the docstring writes it (``182 + 55 P``)."""
-    return _expr(int(_FIXED_START[-1]), int(_SEAT_START[-1]))
+def size_formula(layout: tuple[ObsPart, ...] = LAYOUT) -> str:
+    """``obs_size(P)`` as the docstring writes it (``182 + 55 P``), of ``layout``."""
+    fixed, per_seat = layout_starts(layout)
+    return _expr(int(fixed[-1]), int(per_seat[-1]))
 
 
 # ---------------------------------------------------------------- kernels
@@ -323,10 +336,65 @@ FULL = (U1 << np.uint64(52)) - U1
 
 
 @njit(inline="always")
-def _put_cards(out, base, mask):
+def put_cards(out, base, mask):
+    """Set the slots ``base + c`` of the cards ``c`` in ``mask`` (a card set) to 1."""
     for c in range(52):
         if mask & (U1 << np.uint64(c)):
             out[base + c] = 1.0
+
+
+@njit(inline="always")
+def view_seat(g, view, k, R, S):
+    """The seat at place ``k`` of a view from seat ``view``: ``absolute_seat``, or seat ``k`` itself
+    when ``view`` < 0 (absolute order: the privileged state's, ``bigtwo_env.state``)."""
+    return np.int64(k) if view < 0 else absolute_seat(g, view, k, R, S)
+
+
+@njit(inline="always")
+def view_place(g, view, other, R, S):
+    """The place of seat ``other`` in a view from seat ``view`` (``view_seat``'s inverse)."""
+    return np.int64(other) if view < 0 else relative_seat(g, view, other, R, S)
+
+
+@njit(inline="always")
+def put_table(out, cards_base, kind_base, seat_base, passes_base, g, view, R, S):
+    """The play on the table (its cards, its kind one-hot, who made it by place in the view) and
+    the passes in a row since it, one-hot 0..P-1; leading sets kind slot 0 and no seat."""
+    players = R.ip[IP_PLAYERS]
+    t = S.table_action[g]
+    if t > 0:
+        put_cards(out, cards_base, R.masks[t])
+    out[kind_base + (R.kinds[t] if t > 0 else 0)] = 1.0
+    if S.table_seat[g] >= 0:
+        out[seat_base + view_place(g, view, S.table_seat[g], R, S)] = 1.0
+    out[passes_base + min(S.passes[g], players - 1)] = 1.0
+
+
+@njit(inline="always")
+def put_recent(out, seat_base, kind_base, strength_base, g, view, R, S):
+    """The game's last ``HISTORY`` moves, most recent first: who made each (one-hot by place in
+    the view, P slots per move), its kind (``NUM_KINDS`` per move, slot 0 a pass) and strength."""
+    players = R.ip[IP_PLAYERS]
+    for i in range(HISTORY):
+        who = S.hist_seat[g, i]
+        if who < 0:
+            break
+        a = S.hist_action[g, i]
+        out[seat_base + players * i + view_place(g, view, who, R, S)] = 1.0
+        out[kind_base + NUM_KINDS * i + R.kinds[a]] = 1.0
+        out[strength_base + i] = R.places[a]
+
+
+@njit(inline="always")
+def put_seat_record(out, k, flag_base, strength_base, scores_base, g, s, R, S):
+    """Seat ``s``'s record at place ``k``: the plays it passed on per size (flag and the weakest's
+    strength, ``SIZE_SLOTS`` each) and its match score (per worst game)."""
+    for j in range(SIZE_SLOTS):
+        t = S.passed_on[g, s, j]
+        if t > 0:
+            out[flag_base + SIZE_SLOTS * k + j] = 1.0
+            out[strength_base + SIZE_SLOTS * k + j] = R.places[t]
+    out[scores_base + k] = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
 
 
 @njit
@@ -338,20 +406,24 @@ def observe_one(g, seat, R, S, out):
     out[:] = 0.0
     if seat < 0:
         return
-    _put_cards(out, part_start(Part.HAND, players), S.hands[g, seat])
+    put_cards(out, part_start(Part.HAND, players), S.hands[g, seat])
     base = part_start(Part.PLAYED, players)
     for k in range(players):
-        _put_cards(out, base + 52 * k, S.played[g, absolute_seat(g, seat, k, R, S)])
+        put_cards(out, base + 52 * k, S.played[g, absolute_seat(g, seat, k, R, S)])
     base = part_start(Part.CARDS_LEFT_FRACTION, players)
     for k in range(players):
         out[base + k] = S.counts[g, absolute_seat(g, seat, k, R, S)] / cpp
-    t = S.table_action[g]
-    if t > 0:
-        _put_cards(out, part_start(Part.TABLE, players), R.masks[t])
-    out[part_start(Part.TABLE_KIND, players) + (R.kinds[t] if t > 0 else 0)] = 1.0
-    if S.table_seat[g] >= 0:
-        out[part_start(Part.TABLE_SEAT, players) + relative_seat(g, seat, S.table_seat[g], R, S)] = 1.0
-    out[part_start(Part.PASSES, players) + min(S.passes[g], players - 1)] = 1.0
+    put_table(
+        out,
+        part_start(Part.TABLE, players),
+        part_start(Part.TABLE_KIND, players),
+        part_start(Part.TABLE_SEAT, players),
+        part_start(Part.PASSES, players),
+        g,
+        seat,
+        R,
+        S,
+    )
     acting = S.current[g] == seat
     if acting and S.opening[g] >= 0:
         out[part_start(Part.OPENING_CARD, players) + S.opening[g]] = 1.0
@@ -368,29 +440,22 @@ def observe_one(g, seat, R, S, out):
     unseen = ~S.hands[g, seat] & FULL
     for k in range(players):
         unseen &= ~S.played[g, k]
-    _put_cards(out, part_start(Part.UNSEEN, players), unseen)
-    seat_base = part_start(Part.RECENT_SEAT, players)
-    kind_base = part_start(Part.RECENT_KIND, players)
-    strength_base = part_start(Part.RECENT_STRENGTH, players)
-    for i in range(HISTORY):
-        who = S.hist_seat[g, i]
-        if who < 0:
-            break
-        a = S.hist_action[g, i]
-        out[seat_base + players * i + relative_seat(g, seat, who, R, S)] = 1.0
-        out[kind_base + NUM_KINDS * i + R.kinds[a]] = 1.0
-        out[strength_base + i] = R.places[a]
+    put_cards(out, part_start(Part.UNSEEN, players), unseen)
+    put_recent(
+        out,
+        part_start(Part.RECENT_SEAT, players),
+        part_start(Part.RECENT_KIND, players),
+        part_start(Part.RECENT_STRENGTH, players),
+        g,
+        seat,
+        R,
+        S,
+    )
     flag_base = part_start(Part.PASSED_ON, players)
     strength_base = part_start(Part.PASSED_ON_STRENGTH, players)
     scores_base = part_start(Part.MATCH_SCORES, players)
     for k in range(players):
-        s = absolute_seat(g, seat, k, R, S)
-        for j in range(SIZE_SLOTS):
-            t = S.passed_on[g, s, j]
-            if t > 0:
-                out[flag_base + SIZE_SLOTS * k + j] = 1.0
-                out[strength_base + SIZE_SLOTS * k + j] = R.places[t]
-        out[scores_base + k] = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
+        put_seat_record(out, k, flag_base, strength_base, scores_base, g, absolute_seat(g, seat, k, R, S), R, S)
     if S.breach[g, absolute_seat(g, seat, 1, R, S)]:  # flagged on the seat it was broken against
         out[part_start(Part.BREACH, players)] = 1.0
     out[part_start(Part.GAMES_PLAYED_FRACTION, players)] = S.games_played[g] / R.ip[IP_GAMES]
@@ -418,6 +483,7 @@ __all__ = [
     "State",
     "absolute_seat",
     "decode_observation",
+    "layout_starts",
     "layout_table",
     "match_score_bound",
     "obs_bounds",
@@ -426,23 +492,30 @@ __all__ = [
     "observe_one",
     "part_slices",
     "part_start",
+    "put_cards",
+    "put_recent",
+    "put_seat_record",
+    "put_table",
     "relative_seat",
+    "view_place",
+    "view_seat",
 ]
 
 
-def decode_observation(obs: np.ndarray, players: int) -> dict[str, np.ndarray]:
+def decode_observation(
+    obs: np.ndarray, players: int, layout: tuple[ObsPart, ...] = LAYOUT, what: str = "an observation"
+) -> dict[str, np.ndarray]:
     """Split one observation (or a batch, leading axes kept) into its ``LAYOUT`` parts, by name,
     for agents and notebooks, plus ``leading`` (nothing on the table). Card parts are bool arrays
     over card ids (``played``: (P, 52)); seats are relative to the observer; one-hot parts are
-    the index set (``table_seat``: -1 when leading)."""
+    the index set (``table_seat``: -1 when leading). ``layout`` and ``what`` (its name in the
+    error) read another vector of ``ObsPart`` (``bigtwo_env.state.decode_state``)."""
     obs = np.asarray(obs)
-    size = obs_size(players)
+    size = obs_size(players, layout)
     if obs.ndim == 0 or obs.shape[-1] != size:
-        raise ValueError(
-            f"an observation for {players} players has {size} slots, got shape {obs.shape} (last axis: the slots)"
-        )
+        raise ValueError(f"{what} for {players} players has {size} slots, got shape {obs.shape} (last axis: the slots)")
     out: dict[str, np.ndarray] = {}
-    for part, at in zip(LAYOUT, part_slices(players).values(), strict=True):
+    for part, at in zip(layout, part_slices(players, layout).values(), strict=True):
         raw = obs[..., at]
         rows = part.row_count(players)
         if rows > 1:
@@ -457,5 +530,5 @@ def decode_observation(obs: np.ndarray, players: int) -> dict[str, np.ndarray]:
             out[part.name] = raw.argmax(-1)
         else:  # index_or_none
             out[part.name] = np.where(raw.sum(-1) > 0, raw.argmax(-1), -1)
-    out["leading"] = obs[..., part_slices(players)["table"]].sum(-1) == 0
+    out["leading"] = obs[..., part_slices(players, layout)["table"]].sum(-1) == 0
     return out

@@ -15,6 +15,12 @@ keep). Measured with ``bigtwo bench``'s vector loop (taiwan, random legal play, 
 shared cores): copying costs 7-11% of the steps per second at 1 and 64 games, 8-18% at 1,024
 and 4,096.
 
+Privileged state for a centralised critic: ``global_state()`` is each game's whole deal and game
+so far (``bigtwo_env.state``), laid out from the seat to act (the seat whose observation ``reset``
+or ``step`` just returned: that seat first, then the others in play order), ``(N, state_size)``
+float32, copied like the observations. It is computed only when called, so a loop that never
+asks never pays for it. It shows every hand: feed it to a critic, never to the policy.
+
 >>> venv = VectorEnv("taiwan", num_envs=8, seed=0)
 >>> obs, info = venv.reset(seed=0)
 >>> obs.shape, info["seat"].shape, venv.obs_version
@@ -23,6 +29,8 @@ and 4,096.
 >>> obs, rewards, terminations, truncations, info = venv.step(ids[:, 0])
 >>> rewards.shape
 (8, 4)
+>>> venv.global_state().shape, venv.state_size
+((8, 721), 721)
 """
 
 from __future__ import annotations
@@ -61,10 +69,12 @@ class VectorEnv:
         self.num_players = v.players
         self.num_actions = self.engine.table.size
         self.obs_size = self.engine.obs_size
+        self.state_size = self.engine.state_size  # global_state's width (bigtwo_env.state.state_size)
         if not isinstance(copy, (bool, np.bool_)):
             raise ValueError(f"copy must be True or False, got {copy!r}")
         self.copy = bool(copy)
         self.obs_version = self.engine.obs_version  # bigtwo_env.observation.OBS_VERSION
+        self.state_version = self.engine.state_version  # bigtwo_env.state.STATE_VERSION
         self._truncations = np.zeros(num_envs, dtype=bool)
 
     def _info(self) -> dict[str, np.ndarray]:
@@ -89,6 +99,13 @@ class VectorEnv:
     def _own(self, array: np.ndarray) -> np.ndarray:
         """``array`` as the caller's: a copy, unless ``copy=False``."""
         return array.copy() if self.copy else array
+
+    def global_state(self, seats: np.ndarray | None = None) -> np.ndarray:
+        """Privileged state ``(N, state_size)`` float32 for a centralised critic (``bigtwo_env.state``):
+        every hand and the game so far, row ``g`` laid out from ``seats[g]`` (default: each game's
+        seat to act, the seat of the observation just returned; ``state.ABSOLUTE`` for seat order).
+        A copy unless ``copy=False``. Privileged: never an input to the acting policy."""
+        return self._own(self.engine.global_state(seats))
 
     def action_masks(self) -> np.ndarray:
         """Dense int8 legal-action masks ``(N, num_actions)`` (costly at large N: prefer the id lists)."""
