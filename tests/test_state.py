@@ -12,12 +12,14 @@
 * The PettingZoo env: ``state()`` / ``state_space`` pass PettingZoo's own state checks, stay in
   the space through whole matches and equal a separate engine's absolute state for the same play.
 * The vector env's ``global_state()`` (seats to act, copies) and the engine's bad arguments.
+* The docs page (``docs/privileged-state.md``): its table is the layout, its examples run.
 """
 
 from __future__ import annotations
 
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -345,3 +347,21 @@ def test_the_ordinary_path_does_not_pay_for_it() -> None:
     assert eng.nbytes() == held  # no state buffer until asked
     eng.global_state()
     assert eng.nbytes() == held + 4 * state_size(4) * 4
+
+
+# ---------------------------------------------------------------------------------- the docs page
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "privileged-state.md"
+DOC_BLOCKS = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_the_docs_page_table_is_the_layout() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    assert ST.state_table() in text
+    assert f"`state_size(P)` = {ST.state_size_formula()} ({state_size(4)} for 4 players" in text
+    assert len(DOC_BLOCKS) == 2
+
+
+@pytest.mark.parametrize("index", range(len(DOC_BLOCKS)))
+def test_the_docs_page_examples_run(index: int, capsys: pytest.CaptureFixture[str]) -> None:
+    exec(compile(DOC_BLOCKS[index], f"docs/privileged-state.md block {index}", "exec"), {"__name__": "docs"})
