@@ -16,6 +16,10 @@ game moves everything that follows the order: the turn, the last-card duty (the 
 one-card holder), liability, the settlement order under ``buy_in`` and the observations' relative
 seats.
 
+What agents read: ``legal_actions``/``legal_mask`` and ``observe(seats)`` (what a seat may know,
+``bigtwo_env.observation``). ``global_state(seats)`` is the privileged state, every hand and the
+game so far (``bigtwo_env.state``), for centralised critics only; it is computed only when asked.
+
 >>> from bigtwo_env import load_variant
 >>> eng = Engine(load_variant("taiwan"), num_games=2, seed=7)
 >>> ids, n = eng.legal_actions()

@@ -64,7 +64,7 @@ observations ``step`` returns) and the PettingZoo env's ``state()`` / ``state_sp
 
 Version history (a critic trained on one version reads that one):
 
-* 0: first layout (bigtwo 0.2).
+* 0: first layout.
 """
 
 from __future__ import annotations
