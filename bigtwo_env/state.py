@@ -19,7 +19,7 @@ play's *strength within its size* is as in the observation (``ActionTable.places
 | index range, P players | 4 players | part | what |
 |---|---|---|---|
 | ``[0, 52 P)`` | ``[0, 208)`` | ``hands`` | every place's hand (52 per place): the whole deal as it stands |
-| ``[52 P, 104 P)`` | ``[208, 416)`` | ``played`` | cards each place has played this game (52 per place) |
+| ``[52 P, 104 P)`` | ``[208, 416)`` | ``played`` | cards each place has played this game (52 per seat) |
 | ``[104 P, 105 P)`` | ``[416, 420)`` | ``cards_left_fraction`` | cards left per place / cards_per_player |
 | ``[105 P, 52 + 105 P)`` | ``[420, 472)`` | ``table`` | the play on the table (empty when leading) |
 | ``[52 + 105 P, 62 + 105 P)`` | ``[472, 482)`` | ``table_kind`` | its kind, one-hot over ``KINDS`` (slot 0 is set when leading) |
@@ -40,8 +40,9 @@ play's *strength within its size* is as in the observation (``ActionTable.places
 | ``[208 + 128 P, 209 + 128 P)`` | ``[720, 721)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
 
 ``STATE_LAYOUT`` is the one declaration of this table (``state_table`` writes it; a test checks
-that this one matches), in the observation's ``ObsPart`` terms, so the observation's layout
-tools place and read it too: ``state_size``, ``state_slices``, ``state_bounds`` (every slot in
+that this one matches), in the observation's ``ObsPart`` terms: the parts the observation has
+too are its very ``LAYOUT`` entries (said of places where those say relative seats), and the
+observation's layout tools place and read it too: ``state_size``, ``state_slices``, ``state_bounds`` (every slot in
 [0, 1] but the match scores, within +-``observation.match_score_bound``), ``decode_state``
 (every part by name, places as indices, ``-1`` for none) and, in kernels, ``state_start``
 (indexed by ``StatePart``). The parts that the observation has too (the table, the history, what
@@ -69,14 +70,15 @@ Version history (a critic trained on one version reads that one):
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import IntEnum
 
 import numpy as np
 
 from .jit import njit
-from .kernels import HISTORY, IP_CPP, IP_GAMES, IP_PLAYERS, SIZE_SLOTS
+from .kernels import IP_CPP, IP_GAMES, IP_PLAYERS
 from .observation import (
-    NUM_KINDS,
+    LAYOUT,
     ObsPart,
     absolute_seat,
     decode_observation,
@@ -98,76 +100,35 @@ from .variant import Variant
 STATE_VERSION = 0  # bump when the state changes (see the version history above)
 ABSOLUTE = -1  # the view in absolute seat order (seat 0 first), for ``Engine.global_state``'s seats
 
+_SEEN = {part.name: part for part in LAYOUT}  # the observation's parts, most of which the state shares
+
+
+def _by_place(name: str, what: str | None = None) -> ObsPart:
+    """The observation's part ``name`` as the state has it: its slots and reading, said of places
+    instead of relative seats (or said as ``what``)."""
+    part = _SEEN[name]
+    return replace(part, what=what if what is not None else part.what.replace("relative seat", "place"))
+
+
 STATE_LAYOUT: tuple[ObsPart, ...] = (
     ObsPart("hands", 0, 52, "seat_cards", "every place's hand (52 per place): the whole deal as it stands"),
-    ObsPart("played", 0, 52, "seat_cards", "cards each place has played this game (52 per place)"),
-    ObsPart("cards_left_fraction", 0, 1, "values", "cards left per place / cards_per_player"),
-    ObsPart("table", 52, 0, "cards", "the play on the table (empty when leading)"),
-    ObsPart("table_kind", NUM_KINDS, 0, "index", "its kind, one-hot over ``KINDS`` (slot 0 is set when leading)"),
-    ObsPart("table_seat", 0, 1, "index_or_none", "who made it, one-hot over places"),
-    ObsPart("passes", 0, 1, "index", "passes in a row since it, one-hot 0..P-1"),
+    _by_place("played"),
+    _by_place("cards_left_fraction"),
+    _SEEN["table"],
+    _SEEN["table_kind"],
+    _by_place("table_seat"),
+    _SEEN["passes"],
     ObsPart("to_act", 0, 1, "index_or_none", "whose turn, one-hot over places (all 0 once the match is over)"),
-    ObsPart(
-        "opening_card", 52, 0, "cards", "the card the game's first play must hold, one-hot, while that play is owed"
-    ),
-    ObsPart(
-        "duty",
-        4,
-        0,
-        "index",
-        "the seat to act's last-card duty, one-hot: none, lead 2+ cards, lead the highest single, answer a single "
-        "with the highest card",
-    ),
-    ObsPart(
-        "recent_seat",
-        0,
-        HISTORY,
-        "index_or_none",
-        f"the game's last {HISTORY} moves (passes count), most recent first: who made each, one-hot over places "
-        "per move (all 0 before the game had that many)",
-        rows=HISTORY,
-    ),
-    ObsPart(
-        "recent_kind",
-        HISTORY * NUM_KINDS,
-        0,
-        "index_or_none",
-        "each of those moves' kind, one-hot over ``KINDS`` per move (slot 0: a pass)",
-        rows=HISTORY,
-    ),
-    ObsPart(
-        "recent_strength",
-        HISTORY,
-        0,
-        "values",
-        "each of those plays' strength within its size, 0 (weakest) .. 1 (strongest); 0 for a pass",
-    ),
-    ObsPart(
-        "passed_on",
-        0,
-        SIZE_SLOTS,
-        "flags",
-        "per place and play size 1, 2, 3, 5, 6: it passed on a table play of that size this game",
-        rows="P",
-    ),
-    ObsPart(
-        "passed_on_strength",
-        0,
-        SIZE_SLOTS,
-        "values",
-        "the weakest such play's strength within its size (0 where none)",
-        rows="P",
-    ),
-    ObsPart(
-        "match_scores",
-        0,
-        1,
-        "values",
-        "match score so far per place / abs(``Variant.worst_payoff``) (one game's floor)",
-        bounds="match_score",
-    ),
-    ObsPart("games_played_fraction", 1, 0, "values", "games finished in this match / the match's games"),
-    ObsPart("first_game", 1, 0, "flags", "this is the match's first game"),
+    _by_place("opening_card", "the card the game's first play must hold, one-hot, while that play is owed"),
+    _by_place("duty", "the seat to act's " + _SEEN["duty"].what),
+    _by_place("recent_seat"),
+    _SEEN["recent_kind"],
+    _SEEN["recent_strength"],
+    _by_place("passed_on"),
+    _SEEN["passed_on_strength"],
+    _by_place("match_scores"),
+    _SEEN["games_played_fraction"],
+    _SEEN["first_game"],
     ObsPart(
         "breach",
         0,
@@ -176,7 +137,7 @@ STATE_LAYOUT: tuple[ObsPart, ...] = (
         "per place: it broke the last-card rule against the seat after it this game (liability: it pays if that "
         "seat wins)",
     ),
-    ObsPart("reversed", 1, 0, "flags", "this game plays in reversed seat order (``direction_per_game``)"),
+    _SEEN["reversed"],
 )
 StatePart = IntEnum("StatePart", [(part.name.upper(), i) for i, part in enumerate(STATE_LAYOUT)])
 StatePart.__doc__ = "Index of each ``STATE_LAYOUT`` part, by its name in capitals (``StatePart.HANDS``)."
