@@ -609,12 +609,19 @@ class Engine:
         return out
 
     def _seats(self, seats: np.ndarray | None, minus_one: str) -> np.ndarray:
-        """``seats`` (one per game, -1 meaning ``minus_one``) as int64, or each game's seat to act."""
+        """``seats`` (one integer per game, -1 meaning ``minus_one``) as int64, or each game's seat
+        to act; ``ValueError`` for any other shape, dtype or number."""
         n = self.num_games
         if seats is None:
             return self.state.current.astype(np.int64)
-        seats_arr = np.ascontiguousarray(seats, dtype=np.int64)
-        if seats_arr.shape != (n,) or ((seats_arr < -1) | (seats_arr >= self.players)).any():
+        given = np.asarray(seats)
+        seats_arr = np.ascontiguousarray(given, dtype=np.int64) if np.issubdtype(given.dtype, np.integer) else None
+        if (
+            seats_arr is None
+            or seats_arr.shape != (n,)
+            or ((seats_arr < -1) | (seats_arr >= self.players)).any()
+            or (given.dtype.kind == "u" and (given >= self.players).any())  # 2**64 - 1 would read as -1
+        ):
             raise ValueError(f"seats must be {n} seat numbers 0..{self.players - 1} (-1: {minus_one}), got {seats!r}")
         return seats_arr
 

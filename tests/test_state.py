@@ -329,8 +329,9 @@ def test_global_state_refuses_bad_seats_and_buffers() -> None:
     eng = Engine("taiwan", 3, seed=0)
     with pytest.raises(ValueError, match=r"seats must be 3 seat numbers 0..3 \(-1: absolute order\)"):
         eng.global_state(np.array([0, 1, 4]))
-    with pytest.raises(ValueError, match="seats must be 3 seat numbers"):
-        eng.global_state(np.array([0, 1]))
+    for bad in (np.array([0, 1]), np.array([0.0, 1.5, 2.0]), np.array([0, 1, 2**64 - 1], np.uint64), [0, None, 1]):
+        with pytest.raises(ValueError, match="seats must be 3 seat numbers"):
+            eng.global_state(bad)
     with pytest.raises(ValueError, match=r"out must be a C-contiguous float32 array of shape \(3, 721\)"):
         eng.global_state(out=np.zeros((3, 721), np.float64))
     with pytest.raises(ValueError, match="a state vector for 3 players has 593 slots"):
