@@ -144,6 +144,7 @@ def test_unusable_device_is_refused_before_the_run_folder(tmp_path):
     [
         ({"eval_opponents": ["random", "nosuch"]}, "eval_opponents"),
         ({"league_baselines": 1.0, "baselines": ["greedy", "nosuch"]}, "baselines"),
+        ({"imitate": "nosuch"}, "imitate"),
     ],
 )
 def test_unknown_agent_names_fail_before_training(tmp_path, fields, named):
@@ -639,3 +640,58 @@ def test_per_variant_fields_apply_to_their_variant_and_yield_to_set(tmp_path):
     ]:
         with pytest.raises(ValueError, match=message):
             load_config("default", [f"per_variant={bad}"])
+
+
+# ---------------------------------------------------------------- warm start by imitation
+
+
+def _accuracy(net: ActionScorer, data) -> float:
+    """How often ``net``'s best-scored play is the one recorded in ``data`` (the teacher's)."""
+    b = data.batch(np.arange(data.size))
+    with torch.no_grad():
+        scores, _ = net(
+            torch.as_tensor(b["obs"]),
+            torch.as_tensor(b["legal"].astype(np.int64)),
+            torch.as_tensor(b["counts"].astype(np.int64)),
+        )
+    return float((scores.argmax(1).numpy() == data.pick).mean())
+
+
+def test_imitation_learns_the_teachers_plays(tmp_path):
+    """Behaviour cloning of the greedy agent: the network's best-scored play becomes the teacher's
+    on decisions it never saw, far above the untrained network; the teacher's plays are legal picks."""
+    from train.imitation import imitate, teacher_decisions
+
+    variant = load_variant("taiwan")
+    cfg = tiny(tmp_path, num_envs=64, imitate="greedy", imitate_decisions=6000, imitate_epochs=6, minibatch_size=256)
+    seen = teacher_decisions(cfg, variant, scale=0.1, seed=1)
+    unseen = teacher_decisions(cfg, variant, scale=0.1, seed=2)
+    assert seen.size >= 6000 and (seen.pick < seen.counts).all() and (seen.pick >= 0).all()
+    assert np.abs(seen.targets["returns"]).max() <= 1.0 + 1e-6, "returns are scaled payoffs"
+    torch.manual_seed(0)
+    net = ActionScorer(obs_size(variant.players), action_features(variant), hidden_size=64, pair_size=32)
+    before = _accuracy(net, unseen)
+    scalars = imitate(net, seen, cfg, lr=3e-3, seed=0, device=torch.device("cpu"))
+    after = _accuracy(net, unseen)
+    assert after > 0.8 and after > before + 0.3, (before, after)
+    assert scalars["imitation/decisions"] == seen.size and scalars["imitation/accuracy"] > 0.8
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+def test_warm_start_runs_once_and_is_reproducible(tmp_path, algo, capsys):
+    """A run with ``imitate`` warm-starts before its first update, logs it, and a resumed run
+    does not imitate again; the same seed gives the same weights."""
+    fields = dict(algo=algo, imitate="greedy", imitate_decisions=300, imitate_epochs=1, total_timesteps=512)
+    a = run_training(tiny(tmp_path / "a", **fields))
+    assert capsys.readouterr().out.count("warm start: ") == 1
+    b = run_training(tiny(tmp_path / "b", **fields))
+    capsys.readouterr()
+    assert same_weights(weights(a.checkpoint), weights(b.checkpoint))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(a.run_dir))
+    acc.Reload()
+    assert "imitation/decisions" in acc.Tags()["scalars"]
+    resumed = run_training(tiny(tmp_path / "a", **{**fields, "total_timesteps": 1024}))
+    assert resumed.global_step > a.global_step
+    assert "warm start" not in capsys.readouterr().out, "a resumed run keeps its weights"

@@ -225,6 +225,17 @@ class TrainConfig:
     )
     max_snapshots: int = setting(8, Limit(0, 1_000), "Past snapshots kept in the league (the most recent ones).")
 
+    # --- warm start (train/imitation.py): the network learns an agent's plays before self-play
+    imitate: str = setting(
+        "",
+        "an agent spec, e.g. heuristic:weights=cards, or '' (none)",
+        "Warm start: before RL the network imitates this agent's plays (and its returns as values); '' = none.",
+    )
+    imitate_decisions: int = setting(
+        1_000_000, Limit(1, 10**9), "Warm start: decisions of the teacher (every seat) to learn from."
+    )
+    imitate_epochs: int = setting(3, Limit(1, 100), "Warm start: passes over the teacher's decisions.")
+
     # --- checkpoints, logs, evaluation
     checkpoint_every: int = setting(
         1_000_000,

@@ -84,9 +84,12 @@ class RunResult:
 def check_agents(cfg: TrainConfig, variant) -> None:
     """Build every agent ``eval_opponents`` and (when the league plays them) ``baselines`` name once;
     ``ValueError`` naming the field and the name that is not an agent."""
-    fields = ["eval_opponents"] + (["baselines"] if cfg.league_baselines > 0 else [])
+    fields = (
+        ["eval_opponents"] + (["baselines"] if cfg.league_baselines > 0 else []) + (["imitate"] if cfg.imitate else [])
+    )
     for name in fields:
-        for agent in getattr(cfg, name):
+        value = getattr(cfg, name)
+        for agent in [value] if isinstance(value, str) else value:
             try:
                 make_agent(agent, variant, seed=0)
             except ValueError as exc:
@@ -132,6 +135,8 @@ class SelfPlay:
             load_rng_state(res["rng"], shuffle=self.shuffle)
             self.global_step, self.update = int(saved["global_step"]), int(saved["update"])
         cfg = self.cfg
+        if saved is None and cfg.imitate:
+            self.imitate()
         self.next_checkpoint = self._next_multiple(cfg.checkpoint_every)
         self.next_eval = self._next_multiple(cfg.eval_every)
         self.next_snapshot = self._next_multiple(cfg.snapshot_every) if cfg.league_past > 0 else math.inf
@@ -139,6 +144,20 @@ class SelfPlay:
         self.run.progress(self.global_step)
         self.start_time, self.start_step = time.time(), self.global_step
         self.update_seconds_total = 0.0
+
+    def imitate(self) -> None:
+        """The warm start (``train.imitation``): the network learns ``cfg.imitate``'s plays first;
+        logged at step 0 and said in one line."""
+        from .imitation import warm_start
+
+        scalars = warm_start(self.net, self.cfg, self.variant, self.scale, self.device)
+        self.run.log(scalars, 0)
+        accuracy = scalars.get("imitation/accuracy", math.nan)
+        matched = "" if math.isnan(accuracy) else f", {accuracy:.1%} of its plays matched"
+        self.run.say(
+            f"warm start: {scalars['imitation/decisions']:,.0f} decisions of {self.cfg.imitate}{matched}, "
+            f"{scalars['imitation/seconds']:.0f} s"
+        )
 
     def _next_multiple(self, every: int) -> float:
         return (self.global_step // every + 1) * every if every > 0 else math.inf
