@@ -225,6 +225,13 @@ class TrainConfig:
     )
     max_snapshots: int = setting(8, Limit(0, 1_000), "Past snapshots kept in the league (the most recent ones).")
 
+    # --- advice (train/advice.py): a hand-written agent's choice as one more input per legal play
+    advice: str = setting(
+        "",
+        "an agent spec, e.g. heuristic:weights=cards, or '' (none)",
+        "The network sees which legal play this agent would make (one input per play); '' = none.",
+    )
+
     # --- warm start (train/imitation.py): the network learns an agent's plays before self-play
     imitate: str = setting(
         "",

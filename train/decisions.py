@@ -43,7 +43,7 @@ import numpy as np
 
 from bigtwo_env.jit import njit
 
-ROW_FIELDS = ("obs", "start", "counts", "env", "seat", "pick", "logprob", "value", "reward", "done", "next")
+ROW_FIELDS = ("obs", "start", "counts", "env", "seat", "pick", "advised", "logprob", "value", "reward", "done", "next")
 
 
 def padded_legal(plays: np.ndarray, start: np.ndarray, counts: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -57,7 +57,7 @@ def padded_legal(plays: np.ndarray, start: np.ndarray, counts: np.ndarray, idx: 
     return np.where(valid, plays[pos], 0).astype(np.int64)
 
 
-TAKEN_FIELDS = ("obs", "counts", "pick", "logprob", "value")
+TAKEN_FIELDS = ("obs", "counts", "pick", "advised", "logprob", "value")
 
 
 class _Rows:
@@ -69,6 +69,7 @@ class _Rows:
     counts: np.ndarray
     plays: np.ndarray
     pick: np.ndarray
+    advised: np.ndarray
     logprob: np.ndarray
     value: np.ndarray
 
@@ -87,6 +88,7 @@ class _Rows:
             "legal": self.legal(idx),
             "counts": self.counts[idx],
             "pick": self.pick[idx],
+            "advised": self.advised[idx].astype(np.int64),
             "logprob": self.logprob[idx],
             "value": self.value[idx],
         }
@@ -103,6 +105,7 @@ class Decisions(_Rows):
     def __init__(self, rows: dict[str, np.ndarray], plays: np.ndarray, targets: dict[str, np.ndarray]) -> None:
         self.obs, self.counts = rows["obs"], rows["counts"]
         self.pick, self.logprob, self.value = rows["pick"], rows["logprob"], rows["value"]
+        self.advised = rows["advised"]  # the adviser's slot (train.advice), -1 without advice
         self.plays = plays
         self.start = np.cumsum(self.counts, dtype=np.int64) - self.counts
         self.targets = targets
@@ -142,6 +145,7 @@ class DecisionStore(_Rows):
         self.env = np.zeros(capacity, np.int32)
         self.seat = np.zeros(capacity, np.int8)
         self.pick = np.zeros(capacity, np.int32)  # position of the play in its legal list
+        self.advised = np.full(capacity, -1, np.int32)  # position of the adviser's play (train.advice), or -1
         self.logprob = np.zeros(capacity, np.float32)
         self.value = np.zeros(capacity, np.float32)
         self.reward = np.zeros(capacity, np.float32)
@@ -174,6 +178,7 @@ class DecisionStore(_Rows):
         pick: np.ndarray,
         logprob: np.ndarray,
         value: np.ndarray,
+        advised: np.ndarray | None = None,
     ) -> np.ndarray:
         """Add one decision per row (slots ``env``, seats ``seat``, legal plays ``legal[:, :counts]``);
         returns their indices and links each to the previous pending decision of its (slot, seat)."""
@@ -190,6 +195,7 @@ class DecisionStore(_Rows):
         self.env[idx] = env
         self.seat[idx] = seat
         self.pick[idx] = pick
+        self.advised[idx] = -1 if advised is None else advised
         self.logprob[idx] = logprob
         self.value[idx] = value
         self.reward[idx] = 0.0
@@ -255,6 +261,8 @@ class DecisionStore(_Rows):
         n, m = len(state["counts"]), len(state["plays"])
         self._alloc(max(n, 16), max(m, 128))
         for name in ROW_FIELDS:
+            if name == "advised" and name not in state:  # a checkpoint from before advice
+                continue
             getattr(self, name)[:n] = state[name]
         self.plays[:m] = state["plays"]
         self.size, self.plays_size = n, m

@@ -41,8 +41,10 @@ class Acting:
         self.explore = np.random.default_rng([seed, 3])  # epsilon-greedy draws
         self.generators: dict[str, Any] = {"explore": self.explore}
 
-    def __call__(self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
-        q, _ = self.net.score_arrays(obs, legal, counts)
+    def __call__(
+        self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        q, _ = self.net.score_arrays(obs, legal, counts, advised)
         n = len(counts)
         pick = q.argmax(dim=1).cpu().numpy()
         random_pick = (self.explore.random(n) * counts).astype(np.int64)
@@ -80,6 +82,7 @@ def update(
                 torch.as_tensor(batch.obs[idx], device=device),
                 torch.as_tensor(played, device=device),
                 torch.ones(len(idx), dtype=torch.int64, device=device),
+                torch.as_tensor(played_advice(batch, idx), device=device) if net.advice_size else None,
             )
             target = torch.as_tensor(returns[idx], device=device)
             loss = ((q.squeeze(1) - target) ** 2).mean()
@@ -101,6 +104,11 @@ def update(
             }
         )
     return scalars
+
+
+def played_advice(batch: Decisions, idx: np.ndarray) -> np.ndarray:
+    """The advised slot when only the played pair is scored: 0 where the play was the adviser's, else -1."""
+    return np.where(batch.pick[idx] == batch.advised[idx], 0, -1).astype(np.int64)
 
 
 def postfix(scalars: dict[str, float]) -> dict[str, str]:

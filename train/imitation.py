@@ -47,6 +47,7 @@ from bigtwo_env.variant import Variant
 
 from .config import TrainConfig
 from .decisions import Decisions, mc_returns
+from .dmc import played_advice
 from .networks import ActionScorer, legal_mask, masked_log_softmax
 from .rollout import RolloutWorker
 
@@ -69,7 +70,7 @@ def teacher_decisions(cfg: TrainConfig, variant: Variant, scale: float, seed: in
         scale=scale,
     )
 
-    def choose(obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+    def choose(obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: object) -> tuple[np.ndarray, ...]:
         action = np.asarray(teacher.act(obs, legal, counts))
         pick = np.argmax(legal == action[:, None], axis=1)
         zeros = np.zeros(len(counts), np.float32)
@@ -111,14 +112,16 @@ def imitate(
             obs = torch.as_tensor(data.obs[idx], device=device)
             if dmc:  # Deep Monte-Carlo: Q(state, teacher's play) towards its return
                 played = torch.as_tensor(data.played(idx)[:, None], device=device)
-                q, _ = net(obs, played, torch.ones(len(idx), dtype=torch.int64, device=device))
+                advice = torch.as_tensor(played_advice(data, idx), device=device) if net.advice_size else None
+                q, _ = net(obs, played, torch.ones(len(idx), dtype=torch.int64, device=device), advice)
                 value_loss = ((q.squeeze(1) - target) ** 2).mean()
                 loss = value_loss
                 accuracy = float("nan")
             else:  # PPO: the policy towards the teacher's play, the critic towards the return
                 b = data.batch(idx)
                 counts = torch.as_tensor(b["counts"].astype(np.int64), device=device)
-                scores, value = net(obs, torch.as_tensor(b["legal"].astype(np.int64), device=device), counts)
+                advice = torch.as_tensor(b["advised"], device=device) if net.advice_size else None
+                scores, value = net(obs, torch.as_tensor(b["legal"].astype(np.int64), device=device), counts, advice)
                 logp = masked_log_softmax(scores, legal_mask(counts, scores.shape[1]))
                 policy_loss = -logp.gather(1, pick[:, None]).mean()
                 value_loss = 0.5 * ((value - target) ** 2).mean()

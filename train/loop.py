@@ -85,7 +85,10 @@ def check_agents(cfg: TrainConfig, variant) -> None:
     """Build every agent ``eval_opponents`` and (when the league plays them) ``baselines`` name once;
     ``ValueError`` naming the field and the name that is not an agent."""
     fields = (
-        ["eval_opponents"] + (["baselines"] if cfg.league_baselines > 0 else []) + (["imitate"] if cfg.imitate else [])
+        ["eval_opponents"]
+        + (["baselines"] if cfg.league_baselines > 0 else [])
+        + (["imitate"] if cfg.imitate else [])
+        + (["advice"] if cfg.advice else [])
     )
     for name in fields:
         value = getattr(cfg, name)

@@ -49,6 +49,8 @@ from bigtwo_env.actions import action_table
 from bigtwo_env.observation import NUM_KINDS
 from bigtwo_env.variant import Variant
 
+from .advice import Adviser, make_adviser
+
 ACTION_FEATURES = 52 + NUM_KINDS + 2
 
 
@@ -102,6 +104,8 @@ class ActionScorer(nn.Module):
         pair_size: int = 128,
         pair_layers: int = 1,
         score_std: float = 0.01,
+        advice: str = "",
+        adviser: Adviser | None = None,
     ) -> None:
         super().__init__()
         self.kwargs = dict(
@@ -112,6 +116,10 @@ class ActionScorer(nn.Module):
             pair_layers=pair_layers,
             score_std=score_std,
         )
+        if advice:
+            self.kwargs["advice"] = advice  # only when set: checkpoints without advice keep their kwargs
+        self.advice = advice
+        self.adviser = adviser  # asked by ``score_arrays`` when no advised slots are given
         self.register_buffer("features", torch.as_tensor(features, dtype=torch.float32), persistent=False)
         layers: list[nn.Module] = []
         width = obs_size
@@ -120,7 +128,8 @@ class ActionScorer(nn.Module):
             width = hidden_size
         self.state_encoder = nn.Sequential(*layers)
         self.state_proj = layer_init(nn.Linear(hidden_size, pair_size))
-        self.action_proj = layer_init(nn.Linear(features.shape[1], pair_size, bias=False))
+        self.advice_size = 1 if advice else 0  # one input per play: is it the adviser's choice
+        self.action_proj = layer_init(nn.Linear(features.shape[1] + self.advice_size, pair_size, bias=False))
         pair: list[nn.Module] = []
         for _ in range(pair_layers - 1):
             pair += [layer_init(nn.Linear(pair_size, pair_size)), nn.ReLU()]
@@ -129,33 +138,63 @@ class ActionScorer(nn.Module):
         self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
 
     def forward(
-        self, obs: torch.Tensor, legal_ids: torch.Tensor, legal_counts: torch.Tensor
+        self,
+        obs: torch.Tensor,
+        legal_ids: torch.Tensor,
+        legal_counts: torch.Tensor,
+        advised: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         state = self.state_encoder(obs)
         value = self.value(state).squeeze(-1)
         valid = legal_mask(legal_counts, legal_ids.shape[1])
         rows = torch.repeat_interleave(torch.arange(len(legal_counts), device=obs.device), legal_counts)
         plays = legal_ids[valid]
-        h = torch.relu(self.state_proj(state)[rows] + self.action_proj(self.features[plays]))
+        features = self.features[plays]
+        if self.advice_size:
+            if advised is None:
+                raise ValueError(f"this network is advised by {self.advice!r}: forward needs the advised slots")
+            slots = torch.arange(legal_ids.shape[1], device=obs.device)[None, :]
+            flag = (slots == advised[:, None])[valid].to(features.dtype)
+            features = torch.cat([features, flag[:, None]], dim=1)
+        h = torch.relu(self.state_proj(state)[rows] + self.action_proj(features))
         flat = self.score(self.pair(h)).squeeze(-1)
         scores = torch.full(legal_ids.shape, float("-inf"), dtype=flat.dtype, device=obs.device)
         scores = scores.masked_scatter(valid, flat)
         return scores, value
 
+    def advise(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray | None:
+        """The adviser's choice per row (a slot of its legal list; ``train.advice``), or ``None``
+        for a network without advice."""
+        if not self.advice_size:
+            return None
+        if self.adviser is None:
+            raise ValueError(f"this network is advised by {self.advice!r} but has no adviser attached")
+        return self.adviser.picks(obs, legal_ids, legal_counts)
+
     @torch.no_grad()
     def score_arrays(
-        self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray
+        self,
+        obs: np.ndarray,
+        legal_ids: np.ndarray,
+        legal_counts: np.ndarray,
+        advised: np.ndarray | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``forward`` on NumPy arrays, moved to the network's device, without gradients: the
-        scores of each row's legal plays (padding ``-inf``) and the values."""
+        scores of each row's legal plays (padding ``-inf``) and the values. An advised network
+        asks its adviser when ``advised`` is not given."""
         device = self.features.device
+        if advised is None:
+            advised = self.advise(obs, legal_ids, legal_counts)
         return self(
             torch.as_tensor(np.asarray(obs, np.float32), device=device),
             torch.as_tensor(np.asarray(legal_ids).astype(np.int64), device=device),
             torch.as_tensor(np.asarray(legal_counts).astype(np.int64), device=device),
+            None if advised is None else torch.as_tensor(np.asarray(advised, np.int64), device=device),
         )
 
 
 def build_network(kwargs: dict, variant: Variant) -> ActionScorer:
-    """An ``ActionScorer`` with the saved constructor ``kwargs``, scoring ``variant``'s plays."""
-    return ActionScorer(features=action_features(variant), **kwargs)
+    """An ``ActionScorer`` with the saved constructor ``kwargs``, scoring ``variant``'s plays (with
+    the adviser its ``advice`` names, if any)."""
+    advice = str(kwargs.get("advice", ""))
+    return ActionScorer(features=action_features(variant), adviser=make_adviser(advice, variant), **kwargs)

@@ -44,8 +44,10 @@ class Acting:
         self.sampler = torch.Generator(device=device).manual_seed(seed)  # the learner's action sampling
         self.generators: dict[str, Any] = {"sampler": self.sampler}
 
-    def __call__(self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
-        scores, value = self.net.score_arrays(obs, legal, counts)
+    def __call__(
+        self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        scores, value = self.net.score_arrays(obs, legal, counts, advised)
         logp_all = torch.log_softmax(scores, dim=1)  # padding is -inf: probability 0
         pick = torch.multinomial(logp_all.exp(), 1, generator=self.sampler)
         logp = logp_all.gather(1, pick).squeeze(1)
@@ -83,6 +85,7 @@ def update(
                 torch.as_tensor(b["obs"], device=device),
                 torch.as_tensor(b["legal"].astype(np.int64), device=device),
                 counts,
+                torch.as_tensor(b["advised"], device=device) if net.advice_size else None,
             )
             valid = legal_mask(counts, scores.shape[1])
             logp_all = masked_log_softmax(scores, valid)

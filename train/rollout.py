@@ -60,6 +60,7 @@ from bigtwo_env.observation import obs_size
 from bigtwo_env.variant import Variant
 from bigtwo_env.vector import VectorEnv
 
+from .advice import make_adviser
 from .checkpoint import env_state, load_env_state, load_rng_state, rng_state, tensors_to_arrays
 from .config import ALGOS, TrainConfig
 from .decisions import Decisions, DecisionStore
@@ -67,8 +68,9 @@ from .episodes import Episodes
 from .league import League
 from .networks import ActionScorer, action_features
 
-# (obs, legal ids, legal counts) of the learner's deciding rows -> (pick, log-probability, value)
-Choose = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+# (obs, legal ids, legal counts, the adviser's slots or None) of the learner's deciding rows
+#   -> (pick, log-probability, value)
+Choose = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def trainer_module(algo: str) -> ModuleType:
@@ -90,6 +92,8 @@ def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
         cfg.pair_size,
         cfg.pair_layers,
         score_std=trainer_module(cfg.algo).SCORE_STD,
+        advice=cfg.advice,
+        adviser=make_adviser(cfg.advice, variant),
     )
 
 
@@ -172,6 +176,7 @@ class RolloutWorker:
         )
         self.episodes = Episodes(num_envs)
         self.acting = self.algo.Acting(net, cfg, seed, device)
+        self.adviser = make_adviser(cfg.advice, variant)  # the adviser's choice goes with each decision
         self.view: View = view(self.venv)
 
     @property
@@ -191,10 +196,11 @@ class RolloutWorker:
             rows = np.flatnonzero(learner & (v.counts > 1))  # a single legal play is no decision
             actions = v.legal[:, 0].astype(np.int64)  # that single play, where there is one
             if rows.size:
-                legal, counts = v.legal[rows], v.counts[rows]
-                pick, logprob, value = choose(v.obs[rows], legal, counts)
+                obs, legal, counts = v.obs[rows], v.legal[rows], v.counts[rows]
+                advised = None if self.adviser is None else self.adviser.picks(obs, legal, counts)
+                pick, logprob, value = choose(obs, legal, counts, advised)
                 actions[rows] = legal[np.arange(rows.size), pick]
-                store.record(rows, v.seat[rows], v.obs[rows], legal, counts, pick, logprob, value)
+                store.record(rows, v.seat[rows], obs, legal, counts, pick, logprob, value, advised)
             for agent, opp_rows in league.opponent_groups(learner):
                 actions[opp_rows] = agent.act(v.obs[opp_rows], v.legal[opp_rows], v.counts[opp_rows])
             obs, rewards, ended, _, info = self.venv.step(actions)
