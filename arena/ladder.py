@@ -1,4 +1,4 @@
-"""The ladder: every shipped agent rated on one variant, as the Markdown table the README shows.
+"""The ladder: every shipped agent rated on one variant, as the Markdown table the docs show (docs/strong.md).
 
     bigtwo ladder --variant taiwan                      2,000 deals, seed 0, search at 200 simulations
     bigtwo ladder --variant japan --deals 500 --seed 3 --simulations 50 --out japan.md

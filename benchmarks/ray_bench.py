@@ -19,7 +19,7 @@ and compilation are not timed) and prints the median of ``--repeats`` runs of:
 
 With those, a synchronous run on ``N`` actors of per-actor speed ``a`` and learner cost ``u`` per
 step takes about ``1/(N a) + u + o`` seconds per step: it scales with ``N`` until the learner's
-``u`` dominates (the README's projection). Figures depend on the machine and on what else runs.
+``u`` dominates (the projection in docs/ray.md). Figures depend on the machine and on what else runs.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ probability, so the learner never plays an illegal card.
 policy it is given, so two policies are compared on the same cards) and returns the mean
 reward, the learner's payoff per match. ``random_policy`` is the yardstick: a uniformly random
 legal play. What this example reaches and how fast, next to the kit's own trainer
-(``bigtwo train``), is in the README's training section.
+(``bigtwo train``), is in the docs' training page (docs/training.md).
 """
 
 from __future__ import annotations

@@ -532,7 +532,7 @@ def test_agent_list_refuses_a_zero_repeat():
     [("hong-kong", "5304ddf05e315ef9"), ("taiwan", "2877f0d686954e84"), ("online-cn", "0077c81e4f274cf3")],
 )
 def test_the_heuristic_plays_as_it_did_when_the_readme_figures_were_measured(variant, digest):
-    """Every figure in the README that involves the heuristic or search (their rollouts) was
+    """Every figure in the docs (docs/*.md) that involves the heuristic or search (their rollouts) was
     measured with these plays: 256 games, 400 batched steps, the heuristic in every seat. The
     digests were taken before the planner's speed-up (scratch arrays, a memo, inlining) and are
     unchanged by it. A change to how the heuristic plays must change them on purpose, and the

@@ -1,4 +1,4 @@
-"""What the READMEs tell a new user to run is installed and finishes in reasonable time (issue 12)."""
+"""What the READMEs and the docs pages tell a new user to run is installed and finishes in reasonable time (issue 12)."""
 
 from __future__ import annotations
 
@@ -23,9 +23,13 @@ def _console_commands(text: str, command: str) -> list[list[str]]:
     return [shlex.split(line)[1:] for line in lines if line.startswith(f"bigtwo {command}")]
 
 
-def test_readme_tournament_examples_parse_and_search_has_a_budget():
-    examples = _console_commands((ROOT / "README.md").read_text(encoding="utf-8"), "tournament")
-    assert examples
+def _readme_and_docs() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+
+
+def test_readme_and_docs_tournament_examples_parse_and_search_has_a_budget():
+    examples = _console_commands(_readme_and_docs(), "tournament")
+    assert len(examples) >= 4
     parser = build_parser()
     for argv in examples:
         args = parser.parse_args(argv)
@@ -47,3 +51,13 @@ def test_notebooks_readme_command_is_installed_by_the_extra_it_names():
     assert "jupyter lab notebooks/" in readme and ".[train,notebooks]" in readme
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert any(req.startswith("jupyterlab") for req in extras["notebooks"])
+
+
+def test_readme_and_docs_ladder_train_and_play_examples_parse():
+    parser = build_parser()
+    text = _readme_and_docs()
+    for command in ("ladder", "train", "play", "serve", "tune"):
+        examples = _console_commands(text, command)
+        assert examples, f"no bigtwo {command} example"
+        for argv in examples:
+            parser.parse_args(argv)

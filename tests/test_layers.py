@@ -1,4 +1,4 @@
-"""The layers of README.md's architecture picture, checked on the imports themselves.
+"""The layers of the architecture picture (docs/development.md), checked on the imports themselves.
 
 ``bigtwo_env`` (rules, engine, environments) imports no other package of the project; ``agents``
 imports only the rules; ``arena`` (tournaments, ratings, evaluation) the agents and the rules;

@@ -64,11 +64,11 @@ SEARCH_OPTIONS = (
     "weights",
     "opponent_weights",
 )
-# the search ``strong`` plays with no options (measured: README, "The strong agents"), with the
+# the search ``strong`` plays with no options (measured: docs/strong.md), with the
 # heuristic weights ``search_weights`` picks; simulations=0: the network alone
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 # the heuristic weights ``strong`` searches with, by scoring (its own seat's, the other seats' in the
-# rollouts): only where measured better (README, "The strong config"). Under ``collect`` the default
+# rollouts): only where measured better (docs/strong.md, "The strong config"). Under ``collect`` the default
 # model of the opponents alone lost to searching tables, so it is mixed with the tuned set; under
 # ``cards`` (taiwan) the default model alone beat both heuristics and searchers
 STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+collect"), "cards": ("cards", "default")}

@@ -1,0 +1,148 @@
+"""The docs site builds with ``mkdocs build --strict`` and its generated pages hold what the code declares.
+
+A broken link, a missing page or a docstring reference mkdocstrings cannot resolve fails the
+strict build. The generated parts (docs/hooks.py) are checked against their sources: every
+``observation.LAYOUT`` part with its index range, every training config field, every named
+variant's action count, one API section per module. The README's links into ``docs/`` must
+resolve, and the extras table of the getting-started page must name every extra pyproject.toml
+declares.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NEEDED = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python")
+
+
+def _missing() -> list[str]:
+    missing = []
+    for name in NEEDED:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+needs_mkdocs = pytest.mark.skipif(
+    bool(_missing()), reason=f"the docs extra is not installed (pip install -e '.[docs]'): missing {_missing()}"
+)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout}\n{run.stderr}"
+    return out
+
+
+def _text(site: Path, page: str) -> str:
+    """A built page's text, tags dropped and entities decoded."""
+    html = (site / page / "index.html").read_text(encoding="utf-8")
+    return unescape(re.sub(r"<[^>]+>", "", html))
+
+
+@needs_mkdocs
+def test_the_observation_table_has_every_layout_part_with_its_range(site: Path) -> None:
+    from bigtwo_env.observation import LAYOUT, obs_size, part_slices
+
+    text = _text(site, "environments")
+    for part, at in zip(LAYOUT, part_slices(4).values(), strict=True):
+        assert re.search(rf"\[{at.start}, {at.stop}\)\s*{part.name}\b", text), f"observation part {part.name} {at}"
+    assert f"obs_size(4) = {obs_size(4)}" in text
+
+
+@needs_mkdocs
+def test_the_action_ids_table_has_every_named_variant(site: Path) -> None:
+    from bigtwo_env import action_table, load_variant, variant_names
+
+    text = _text(site, "environments")
+    for name in variant_names():
+        size = action_table(load_variant(name)).size
+        assert re.search(rf"{name}\s*\(all\)\s*0 \.\. {size - 1}\s*{size:,}", text), name
+
+
+@needs_mkdocs
+def test_the_training_page_lists_every_config_field(site: Path) -> None:
+    from train.config import FIELDS, field_docs
+
+    text = _text(site, "training")
+    docs = field_docs()
+    for name in FIELDS:
+        assert re.search(rf"\n{name}\n", text), f"training field {name}"
+        assert docs[name].replace("``", "")[:40] in text.replace("``", ""), f"description of {name}"
+
+
+@needs_mkdocs
+def test_every_module_has_its_api_section_and_doctests_are_code(site: Path) -> None:
+    for package in ("bigtwo_env", "agents", "arena", "train", "bigtwo_web"):
+        html = (site / "api" / package / "index.html").read_text(encoding="utf-8")
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            assert f'id="{module}"' in html, f"API section of {module}"
+    environment_api = (site / "api" / "bigtwo_env" / "index.html").read_text(encoding="utf-8")
+    # the doctests, fenced by docs/griffe_doctests.py: highlighted as console sessions (a prompt span)
+    assert '<span class="gp">&gt;&gt;&gt; </span>' in environment_api
+    assert "@LAYOUT_TABLE@" not in environment_api  # aec's docstring as imported, its table written in
+
+
+@needs_mkdocs
+def test_the_rules_page_is_rules_md(site: Path) -> None:
+    text = _text(site, "rules")
+    headings = re.findall(r"^## (.+)$", (ROOT / "RULES.md").read_text(encoding="utf-8"), flags=re.M)
+    assert len(headings) >= 8
+    for heading in headings:
+        assert heading.replace("`", "") in text, heading
+
+
+def test_every_docs_marker_is_known_and_an_unknown_one_fails() -> None:
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)  # type: ignore[union-attr]
+    with pytest.raises(
+        ValueError, match="unknown docs marker '<!-- bigtwo:observations -->'; allowed: bigtwo:observation"
+    ):
+        hooks.on_page_markdown("<!-- bigtwo:observations -->\n")
+    with pytest.raises(ValueError, match="bigtwo:api 'numpy': allowed packages are bigtwo_env, agents"):
+        hooks.on_page_markdown("<!-- bigtwo:api numpy -->\n")
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
+    for marker in ("observation", "actions", "train-fields", "api bigtwo_env", "api train"):
+        assert f"<!-- bigtwo:{marker} -->" in pages
+
+
+def test_readme_links_resolve_and_the_extras_table_names_every_extra() -> None:
+    if sys.version_info < (3, 11):
+        pytest.skip("tomllib")
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme)
+    assert any(link.startswith("docs/") for link in links)
+    for link in links:
+        assert "://" in link or (ROOT / link).exists(), f"README links to {link}, which is not in the repository"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    started = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    table = started.split("The extras, each", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z0-9]+)` \|", table, flags=re.M))
+    assert listed == set(extras), f"extras table: {sorted(listed)}; pyproject.toml: {sorted(extras)}"
+    assert "docs" in extras["all"][0]
