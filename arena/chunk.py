@@ -176,9 +176,10 @@ def chunk_records(chunk: Chunk, steps: np.ndarray, seat_entry: np.ndarray, rot: 
 
     p = chunk.tables.shape[1]
     out = []
+    game = Game(chunk.variant)  # one game, dealt again per row: building an engine costs more than a match
     for row in range(steps.shape[1]):
         d = row // p
-        game = Game(chunk.variant, seed=int(chunk.deal_seeds[d]))
+        game.reset(seed=int(chunk.deal_seeds[d]))
         for action in steps[:, row]:
             if action >= 0:
                 game.play_action(int(action))
