@@ -5,6 +5,7 @@
     bigtwo tournament ...        duplicate-deal tournaments between agents
     bigtwo ladder ...            every shipped agent rated on a variant, as a Markdown table
     bigtwo play ...              play a game in the terminal against agents
+    bigtwo replay FILE           step through a game record (a tournament's --records, a web export)
     bigtwo train ...             self-play training (needs the ``train`` extra: torch)
     bigtwo serve ...             play in the browser: a web table (needs the ``web`` extra)
     bigtwo serve-bench ...       load benchmark of the web table
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 
 from agents.cli import register as register_agent_commands
 from arena.cli import register as register_arena_commands
+from arena.replay import register as register_replay
 from bigtwo_env import __version__
 from bigtwo_env.bench import register as register_bench
 from bigtwo_env.variants_command import register as register_variants
@@ -42,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_bench(sub)
     register_arena_commands(sub)
     register_agent_commands(sub)
+    register_replay(sub)
     register_train(sub)
     register_web(sub)
     return parser

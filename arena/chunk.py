@@ -2,7 +2,9 @@
 
 ``play_chunk`` is what a worker process, a Ray task or the calling process runs; its result is
 kept per deal and table position (``ChunkResult``), so memory follows the games played, not the
-number of entries.
+number of entries. With ``chunk.records`` it also holds every match as a game record
+(``chunk_records``: replayed through a ``Game`` from its deal seed, in deal then rotation order,
+each as one JSON line), which the tournament writes (``--records``, ``--save-games``); without, no move is kept.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ class ChunkResult:
     pairs: np.ndarray | None  # (D, P, P) comparisons position i won against position j
     act_seconds: np.ndarray  # (K,)
     moves: np.ndarray  # (K,)
+    records: list[str] | None = None  # every match's game record as a JSON line, by deal then rotation
 
 
 Report = Callable[[int], object]  # called with deals done since the last call
@@ -103,7 +105,7 @@ def play_chunk(chunk: Chunk, agents_cache: list[Agent] | None = None, report: Re
     rows_all = np.arange(g)
     seat_pairs = [(a, b) for a in range(p) for b in range(a + 1, p)]
     actions = np.empty(g, np.int64)
-    steps: list[np.ndarray] = []  # every step's actions (-1: the row sat out), kept to save the games
+    steps: list[np.ndarray] = []  # every step's actions (-1: the row sat out), kept for the records
     while not S.over.all():
         live = ~S.over
         cur = S.current.astype(np.int64)
@@ -126,7 +128,7 @@ def play_chunk(chunk: Chunk, agents_cache: list[Agent] | None = None, report: Re
                     name = spec_name(chunk.specs[int(acting[row])])
                     raise ValueError(f"agent {name!r} chose an illegal play: {exc}") from None
             raise
-        if chunk.save_games:
+        if chunk.records:
             steps.append(actions.copy())
         if res.game_over.any():
             done = np.flatnonzero(res.game_over)
@@ -147,8 +149,11 @@ def play_chunk(chunk: Chunk, agents_cache: list[Agent] | None = None, report: Re
                 reported = now
     if report is not None and d > reported:
         report(d - reported)
-    if chunk.save_games:
-        save_chunk_games(chunk, np.array(steps).reshape(-1, g), seat_entry, rot)
+    records = None
+    if chunk.records:
+        from bigtwo_env.record import record_line
+
+        records = [record_line(r) for r in chunk_records(chunk, np.array(steps).reshape(-1, g), seat_entry, rot)]
 
     payoff = np.zeros((d, p))
     games = np.zeros((d, p), np.int64)
@@ -158,26 +163,40 @@ def play_chunk(chunk: Chunk, agents_cache: list[Agent] | None = None, report: Re
     np.add.at(payoff, (flat_deal, flat_pos), S.match_scores.reshape(-1))
     np.add.at(games, (flat_deal, flat_pos), np.repeat(S.games_played.astype(np.int64), p))
     np.add.at(wins, (flat_deal, flat_pos), wins_rs.reshape(-1))
-    return ChunkResult(chunk.index, payoff, games, wins, pairs, act_seconds, moves)
+    return ChunkResult(chunk.index, payoff, games, wins, pairs, act_seconds, moves, records)
 
 
-def save_chunk_games(chunk: Chunk, steps: np.ndarray, seat_entry: np.ndarray, rot: np.ndarray) -> None:
-    """Write each match of the chunk as a game record (``bigtwo_env.record``), replayed through a
-    ``Game`` from its deal seed: ``deal{N:06d}-rot{R}.json`` in ``chunk.save_games``."""
+def chunk_records(chunk: Chunk, steps: np.ndarray, seat_entry: np.ndarray, rot: np.ndarray) -> list[dict[str, Any]]:
+    """Each match of the chunk as a game record (``bigtwo_env.record``), replayed through a
+    ``Game`` from its deal seed, in row order (deal, then rotation). ``steps`` is (steps, rows),
+    each row's action per step (-1 where it sat out). ``seats`` are the entry names (the agent
+    spec as written, ``#2`` on a repeat); ``info`` holds the tournament seed, the deal (its number
+    in the tournament), the rotation and each seat's agent spec."""
     from bigtwo_env.game import Game
-    from bigtwo_env.record import write_record
 
     p = chunk.tables.shape[1]
+    out = []
+    game = Game(chunk.variant)  # one game, dealt again per row: building an engine costs more than a match
     for row in range(steps.shape[1]):
         d = row // p
-        game = Game(chunk.variant, seed=int(chunk.deal_seeds[d]))
+        game.reset(seed=int(chunk.deal_seeds[d]))
         for action in steps[:, row]:
             if action >= 0:
                 game.play_action(int(action))
-        deal, r = chunk.first_deal + d, int(rot[row])
-        seats = [chunk.names[int(e)] for e in seat_entry[row]]
-        info = {"tournament_seed": chunk.seed, "deal": deal, "rotation": r}
-        write_record(Path(chunk.save_games) / f"deal{deal:06d}-rot{r}.json", game.to_record(seats=seats, info=info))
+        entries = [int(e) for e in seat_entry[row]]
+        info = {
+            "tournament_seed": chunk.seed,
+            "deal": chunk.first_deal + d,
+            "rotation": int(rot[row]),
+            "agents": [spec_name(chunk.specs[e]) for e in entries],
+        }
+        out.append(game.to_record(seats=[chunk.names[e] for e in entries], info=info))
+    return out
 
 
-__all__ = ["ChunkResult", "Report", "play_chunk", "save_chunk_games", "spec_name"]
+def record_file_name(record: dict[str, Any]) -> str:
+    """The file ``--save-games`` writes a tournament's record to: ``deal{N:06d}-rot{R}.json``."""
+    return f"deal{record['info']['deal']:06d}-rot{record['info']['rotation']}.json"
+
+
+__all__ = ["ChunkResult", "Report", "chunk_records", "play_chunk", "record_file_name", "spec_name"]

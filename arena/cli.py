@@ -49,6 +49,7 @@ def _tournament(args: argparse.Namespace) -> int:
         rating=args.rating,
         bootstrap=args.bootstrap,
         save_games=args.save_games,
+        records=args.records,
         ray=args.ray,
         **overrides,
     )
@@ -199,7 +200,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_quiet(p)
     p.add_argument(
-        "--save-games", metavar="DIR", help="write every match as a JSON game record (bigtwo_env.record) into DIR"
+        "--records",
+        metavar="FILE.jsonl",
+        help="write every match as a game record (bigtwo_env.record), one JSON line each, in deal order; "
+        "read them with bigtwo replay or bigtwo_env.dataset",
+    )
+    p.add_argument(
+        "--save-games",
+        metavar="DIR",
+        help="write every match as a JSON game record file into DIR (the records of --records, one file each)",
     )
     add_ray(p, "play the chunks of deals as tasks (same result as without)")
     p.set_defaults(func=_tournament)

@@ -64,7 +64,7 @@ class Chunk:
     seed: int
     pairs: bool  # record pairwise comparisons for a rating
     engine_threads: int | None = None  # threads for the engine's kernels (None: its default)
-    save_games: str | None = None  # folder to write each match's game record to (bigtwo_env.record)
+    records: bool = False  # keep each match's game record (bigtwo_env.record) in the result
     first_deal: int = 0  # number of the chunk's first deal in the tournament
     names: list[str] = field(default_factory=list)  # entry names, for the records' seats
 

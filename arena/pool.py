@@ -15,7 +15,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from queue import Empty
 from typing import Any
@@ -100,9 +100,12 @@ def end_workers(pool: ProcessPoolExecutor) -> None:
         manager.join(10)
 
 
-def play_in_workers(chunks: list[Chunk], workers: int, bar: Any) -> dict[int, ChunkResult]:
-    """Every chunk played by ``workers`` spawned processes, the bar moving as they report; on an
-    error, Ctrl-C or SIGTERM the workers are ended before this returns."""
+def play_in_workers(
+    chunks: list[Chunk], workers: int, bar: Any, done: Callable[[ChunkResult], object] | None = None
+) -> dict[int, ChunkResult]:
+    """Every chunk played by ``workers`` spawned processes, the bar moving as they report, and
+    ``done(result)`` told of each chunk as it finishes; on an error, Ctrl-C or SIGTERM the
+    workers are ended before this returns."""
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     pool = ProcessPoolExecutor(
@@ -118,7 +121,9 @@ def play_in_workers(chunks: list[Chunk], workers: int, bar: Any) -> dict[int, Ch
             with contextlib.suppress(Empty):
                 bar.update(queue.get(timeout=0.2))
             for fut in [f for f in pending if f.done()]:
-                results[pending.pop(fut)] = fut.result()  # a worker's error is raised here
+                result = results[pending.pop(fut)] = fut.result()  # a worker's error is raised here
+                if done is not None:
+                    done(result)
     except BaseException:
         end_workers(pool)
         raise

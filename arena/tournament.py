@@ -26,6 +26,15 @@ with status 130), and a worker whose parent died exits by itself. With ``ray`` (
 (``arena.cluster``): the same chunks, so exactly the same result as the local run; agents by
 name or by a checkpoint path that every node can read.
 
+**Game records.** ``records="games.jsonl"`` (``bigtwo tournament --records``) writes every match
+as a game record (``bigtwo_env.record``), one JSON line each, in deal then rotation order:
+its deal, every play, the payoffs, ``seats`` (the entry names: the agent spec as written, ``#2``
+on a repeat) and ``info`` (``tournament_seed``, ``deal``, ``rotation``, ``agents``: each seat's
+spec). Chunks keep their records (made where they were played, by replaying their moves through
+a ``Game``) only when asked, and the file is written as chunks finish, in chunk order: the same
+seed and ``chunk_deals`` write the same bytes for any ``workers``. ``save_games=DIR`` writes the
+same records as one JSON file per match (``deal000012-rot1.json``); both may be given.
+
 **Many agents.** Results are kept per deal and table position (``payoff_at``, ``games_at``,
 ``wins_at``, ``(deals, P)``, with ``tables``), and ratings use only the pairs that met
 (``arena.rating.rate_tables``), so memory follows the games played: thousands of agents with
@@ -62,6 +71,7 @@ built on demand.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -74,9 +84,10 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import make_agent_from_spec
 from bigtwo_env.checks import check_count, is_whole, usable_cores
+from bigtwo_env.record import write_record
 from bigtwo_env.variant import Variant, load_variant
 
-from .chunk import ChunkResult, play_chunk, spec_name
+from .chunk import ChunkResult, play_chunk, record_file_name, spec_name
 from .deals import DEFAULT_CHUNK_DEALS, Chunk, deal_seeds, derive_seed, seat_tables
 from .pool import default_workers, play_in_workers, signals_end_the_run
 from .rating import MAX_DENSE_AGENTS, rate_tables
@@ -107,6 +118,7 @@ def run_tournament(
     rating: bool | None = None,
     bootstrap: int = 200,
     save_games: str | Path | None = None,
+    records: str | Path | None = None,
     ray: str | None = None,
     **overrides: Any,
 ) -> TournamentResult:
@@ -120,7 +132,8 @@ def run_tournament(
     ``progress``: a bar on stderr that moves as deals are played, with an estimate of the time
     left. SIGTERM and Ctrl-C end the run and its worker processes (``KeyboardInterrupt``).
     ``save_games``: a folder to write every match to as a game record (``bigtwo_env.record``),
-    one file per deal and rotation, ``deal000012-rot1.json``.
+    one file per deal and rotation, ``deal000012-rot1.json``. ``records``: a JSON Lines file to write
+    every match to as a game record, one a line, in deal then rotation order (see the module docstring).
     ``ray``: ``local``, ``auto`` or a cluster address: the chunks run as tasks on that Ray cluster
     (``arena.cluster``; ``workers`` is then unused), with the same result.
     """
@@ -147,10 +160,7 @@ def run_tournament(
 
     tables = seat_tables(seed, deals, k, var.players)
     chunk_deals = DEFAULT_CHUNK_DEALS if chunk_deals is None else int(chunk_deals)
-    if save_games is not None:
-        if Path(save_games).exists() and not Path(save_games).is_dir():
-            raise ValueError(f"save_games must be a folder, but {str(save_games)!r} is a file")
-        Path(save_games).mkdir(parents=True, exist_ok=True)
+    writer = RecordWriter(records, save_games) if records is not None or save_games is not None else None
     engine_threads = 1 if ray is not None else None if workers == 1 else max(1, usable_cores() // workers)
     seeds = deal_seeds(seed, deals)
     chunks = [
@@ -163,14 +173,18 @@ def run_tournament(
             int(seed),
             fit,
             engine_threads,
-            None if save_games is None else str(save_games),
+            writer is not None,
             lo,
             names,
         )
         for i, lo in enumerate(range(0, deals, chunk_deals))
     ]
     t0 = time.perf_counter()
-    results = _play(chunks, local_agents, workers, ray, progress, deals)
+    try:
+        results = _play(chunks, local_agents, workers, ray, progress, deals, writer)
+    finally:
+        if writer is not None:
+            writer.close()
     seconds = time.perf_counter() - t0
     ordered = [results[i] for i in range(len(chunks))]
     payoff = np.concatenate([r.payoff for r in ordered])
@@ -195,6 +209,52 @@ def run_tournament(
         overrides=dict(overrides),
         rating_method=None if ratings is None else ratings.method,
     )
+
+
+class RecordWriter:
+    """Writes the chunks' game records as they finish, in chunk order: to the JSON Lines file
+    ``lines`` and/or one JSON file per match into the folder ``folder``. A chunk that finishes
+    early waits (only its records) until those before it are written; a chunk's records are
+    dropped from its result once written, so memory holds only the chunks waiting."""
+
+    def __init__(self, lines: str | Path | None, folder: str | Path | None) -> None:
+        if folder is not None:
+            if Path(folder).exists() and not Path(folder).is_dir():
+                raise ValueError(f"save_games must be a folder, but {str(folder)!r} is a file")
+            Path(folder).mkdir(parents=True, exist_ok=True)
+        self.folder = None if folder is None else Path(folder)
+        self.out = None
+        if lines is not None:
+            path = Path(lines)
+            if path.is_dir():
+                raise ValueError(f"records must be a file to write (games.jsonl), but {str(path)!r} is a folder")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.out = path.open("w", encoding="utf-8", newline="\n")
+            except OSError as exc:
+                raise ValueError(f"cannot write records to {str(path)!r}: {exc}") from None
+        self.next = 0  # the chunk to write next
+        self.waiting: dict[int, list[str]] = {}
+        self.written = 0  # records written
+
+    def add(self, result: ChunkResult) -> None:
+        """Take a finished chunk's records; write every chunk that is now next in order."""
+        self.waiting[result.index] = result.records or []
+        result.records = None
+        while self.next in self.waiting:
+            for line in self.waiting.pop(self.next):
+                if self.out is not None:
+                    self.out.write(line + "\n")
+                if self.folder is not None:
+                    record = json.loads(line)
+                    write_record(self.folder / record_file_name(record), record)
+                self.written += 1
+            self.next += 1
+
+    def close(self) -> None:
+        """Close the JSON Lines file (what was written stays, also after an interrupted run)."""
+        if self.out is not None:
+            self.out.close()
 
 
 def _check_arguments(
@@ -245,10 +305,17 @@ def _check_arguments(
 
 
 def _play(
-    chunks: list[Chunk], local_agents: list[Agent] | None, workers: int, ray: str | None, progress: bool, deals: int
+    chunks: list[Chunk],
+    local_agents: list[Agent] | None,
+    workers: int,
+    ray: str | None,
+    progress: bool,
+    deals: int,
+    writer: RecordWriter | None = None,
 ) -> dict[int, ChunkResult]:
     """Every chunk played, by chunk index: as Ray tasks, in this process, or by worker processes,
-    with a progress bar on stderr; SIGTERM and Ctrl-C end the run (and its workers)."""
+    with a progress bar on stderr, each chunk's records handed to ``writer`` as it finishes (Ray's
+    at the end); SIGTERM and Ctrl-C end the run (and its workers)."""
     from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
 
     bar = tqdm(total=deals, unit="deal", desc="tournament", file=sys.stderr, disable=not progress, leave=False)
@@ -260,11 +327,16 @@ def _play(
 
                 with connect(ray):
                     results = play_chunks(chunks, play_chunk, bar.update)
+                if writer is not None:
+                    for r in results.values():
+                        writer.add(r)
             elif workers == 1 or len(chunks) == 1:
                 for c in chunks:
                     results[c.index] = play_chunk(c, local_agents, report=bar.update)
+                    if writer is not None:
+                        writer.add(results[c.index])
             else:
-                results = play_in_workers(chunks, workers, bar)
+                results = play_in_workers(chunks, workers, bar, None if writer is None else writer.add)
     finally:
         bar.close()
     return results
@@ -318,4 +390,4 @@ def _entry_stats(
     return stats
 
 
-__all__ = ["AgentStats", "TournamentResult", "entry_names", "mean_ci", "run_tournament"]
+__all__ = ["AgentStats", "RecordWriter", "TournamentResult", "entry_names", "mean_ci", "run_tournament"]

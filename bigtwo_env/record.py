@@ -1,5 +1,7 @@
-"""Game records: one JSON format for a match, written by the web server and ``bigtwo tournament
---save-games``, read by ``Game.from_record`` and the web page's replay.
+"""Game records: one JSON format for a match, written by the web server (``/api/rooms/ID/record``,
+``/api/rooms/ID/records.jsonl``, ``bigtwo serve --export``) and ``bigtwo tournament --records`` /
+``--save-games``, read by ``Game.from_record``, ``bigtwo replay``, the web page's replay and the
+supervised-learning loader ``bigtwo_env.dataset``.
 
 A record holds everything needed to replay a match through the engine, and what came of it:
 
@@ -19,6 +21,10 @@ A game's ``deal`` is each seat's hand as dealt (card text, ``"3C 4D ..."``), ``p
 turn in order as ``[seat, cards]`` with ``"pass"`` for a pass, ``winner`` the seat that went
 out and ``payoffs`` the per-seat payoffs (both ``null`` for a game still being played). Cards are
 written rank then suit (``10S``, ``AH``; see ``bigtwo_env.cards``).
+
+Many records go in a JSON Lines file (``.jsonl``): one record per line, compact
+(``record_line``, ``write_records``); ``read_records`` reads either kind of file, ``record_at``
+picks one by its line index.
 
 Reading a record replays it: every play goes through the engine, and the deals, turns, winners
 and payoffs must be those the engine gives, or ``ValueError`` says which game and play differ.
@@ -43,10 +49,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .checks import is_whole
 from .seeds import SEED_RANGE, is_seed
 from .variant import Variant
 
@@ -115,6 +122,80 @@ def read_record(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"game record {str(p)!r} must hold a JSON object, got {type(data).__name__}")
     return data
+
+
+def record_line(record: dict[str, Any]) -> str:
+    """``record`` as one line of JSON Lines: compact, keys in the record's order, no newline."""
+    return json.dumps(record, separators=(",", ":"))
+
+
+def write_records(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
+    """Write ``records`` to ``path`` as JSON Lines, one per line (folders made as needed);
+    returns how many were written."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with p.open("w", encoding="utf-8", newline="\n") as out:
+        for record in records:
+            out.write(record_line(record) + "\n")
+            n += 1
+    return n
+
+
+def is_lines_file(path: str | Path) -> bool:
+    """Whether ``path`` names a JSON Lines file of records (``.jsonl``), not one JSON record."""
+    return Path(path).suffix.lower() == ".jsonl"
+
+
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records in ``path``, in order: every line of a ``.jsonl`` file (blank lines skipped),
+    or the one record of a ``.json`` file. Each is checked by ``check_record``; ``ValueError``
+    naming the file and line of the first that is not a record."""
+    p = Path(path)
+    if not is_lines_file(p):
+        yield check_record(read_record(p))
+        return
+    try:
+        handle = p.open(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read game records {str(p)!r}: {exc}") from None
+    with handle:
+        try:
+            for index, line in enumerate(handle):
+                if not line.strip():
+                    continue
+                try:
+                    yield check_record(json.loads(line))
+                except (json.JSONDecodeError, ValueError) as exc:
+                    raise ValueError(f"{str(p)!r} line {index + 1} (record {index}): {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"cannot read game records {str(p)!r}: {exc}") from None
+
+
+def record_at(path: str | Path, index: int = 0) -> dict[str, Any]:
+    """Record ``index`` of ``path``: its line index in a ``.jsonl`` file (0 for the first line),
+    0 for a ``.json`` file; ``ValueError`` saying which indexes the file has."""
+    if not is_whole(index) or index < 0:
+        raise ValueError(f"a record's index is a whole number 0 or more, got {index!r}")
+    p = Path(path)
+    if not is_lines_file(p):
+        if index != 0:
+            raise ValueError(f"{str(p)!r} holds one record (index 0), not record {index}")
+        return check_record(read_record(p))
+    count = 0
+    try:
+        with p.open(encoding="utf-8") as handle:
+            for i, line in enumerate(handle):
+                count = i + 1
+                if i == index:
+                    try:
+                        return check_record(json.loads(line))
+                    except (json.JSONDecodeError, ValueError) as exc:
+                        raise ValueError(f"{str(p)!r} line {i + 1} (record {i}): {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read game records {str(p)!r}: {exc}") from None
+    held = f"records 0..{count - 1}" if count else "no records"
+    raise ValueError(f"{str(p)!r} has {held} (one a line); there is no record {index}")
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> Path:

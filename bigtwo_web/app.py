@@ -9,6 +9,7 @@ The rooms, agents and threads behind it are ``bigtwo_web.hub``'s; the form check
 | ``POST /api/rooms`` | create a room: ``{variant or yaml, settings, seats: ["person", "strong", ...], names, pace, away_timeout, turn_timeout, seed}``; answers each person seat's link |
 | ``GET /api/rooms`` | the rooms (public: names, variant, state) |
 | ``GET /api/rooms/ID/record?match=N`` | a finished match's game record (``bigtwo_env.record``) |
+| ``GET /api/rooms/ID/records.jsonl`` | the records of every finished match the room keeps (its last ``MAX_KEPT``), one JSON line each |
 | ``GET /api/rooms/ID/replay?match=N&coach=1`` | the record expanded move by move through the engine, with the coach's advice per move |
 | ``POST /api/replay?coach=1`` | the same for a record sent as the body (a file the page opened) |
 | ``WS /ws/ID?token=T`` | a seat (with its token) or a spectator (without) |
@@ -52,6 +53,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
+
+from bigtwo_env.record import record_line
 
 from .hub import Connection, Hub, Stopping
 from .room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, Room, RoomError
@@ -275,6 +278,16 @@ def create_app(
         except (Refused, RoomError) as exc:
             return answer(exc, 409)
 
+    async def records(request: Request) -> Response:
+        try:
+            room = room_of(request)
+        except RoomError as exc:
+            return answer(exc)
+        body = "".join(record_line(r) + "\n" for r in room.finished_records())
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", room.id)
+        disposition = {"Content-Disposition": f'attachment; filename="bigtwo-{name}.jsonl"'}
+        return Response(body, media_type="application/x-ndjson", headers=disposition)
+
     async def room_replay(request: Request) -> Response:
         try:
             room = room_of(request)
@@ -381,6 +394,7 @@ def create_app(
         Route("/api/options", options),
         Route("/api/rooms", rooms, methods=["GET", "POST"]),
         Route("/api/rooms/{room}/record", record),
+        Route("/api/rooms/{room}/records.jsonl", records),
         Route("/api/rooms/{room}/replay", room_replay),
         Route("/api/replay", body_replay, methods=["POST"]),
         WebSocketRoute("/ws/{room}", seat_socket),

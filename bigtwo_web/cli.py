@@ -10,6 +10,14 @@ from .server import DEFAULT_DB
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.export:
+        import sys
+
+        from .export import export_records
+
+        n = export_records(args.db, args.export)
+        print(f"wrote {n} game record(s) to {args.export}", file=sys.stderr)
+        return 0
     from .server import serve
 
     return serve(
@@ -81,6 +89,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a host name the server answers to besides IP addresses, localhost and this machine's name; repeat for more",
     )
     p.add_argument("--log-level", default="warning", help="uvicorn's log level (default warning)")
+    p.add_argument(
+        "--export",
+        metavar="FILE.jsonl",
+        help="do not serve: write every finished match in --db as a game record (one JSON line each) and exit",
+    )
     p.set_defaults(func=_serve)
 
     b = sub.add_parser(

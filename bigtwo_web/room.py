@@ -677,5 +677,21 @@ class Room:
             raise RoomError(f"match {match} is still being played; its record (every hand) is shown once it is over")
         return self._record_of(self.game, match)
 
+    def finished_records(self) -> list[dict[str, Any]]:
+        """The records of the finished matches the room keeps (its last ``MAX_KEPT``, oldest
+        first), the current match's too once it is over; never one still being played."""
+        out = [self.finished[m] for m in sorted(self.finished)]
+        if self.match and self.game.is_over:
+            out.append(self._record_of(self.game, self.match))
+        return out
+
     def _record_of(self, game: Game, match: int) -> dict[str, Any]:
-        return game.to_record(seats=[s.name for s in self.seats], info={"room": self.id, "match": match})
+        return match_record(game, self.id, match, [s.name for s in self.seats], [s.kind for s in self.seats])
+
+
+def match_record(game: Game, room_id: str, match: int, names: list[str], kinds: list[str]) -> dict[str, Any]:
+    """A room's match as a game record (``bigtwo_env.record``): ``seats`` the seats' names, ``info``
+    the room, the match number and ``people``, the seats a person held (their plays include any a
+    stand-in made while they were away)."""
+    people = [i for i, kind in enumerate(kinds) if kind == PERSON]
+    return game.to_record(seats=list(names), info={"room": room_id, "match": match, "people": people})

@@ -1,0 +1,79 @@
+"""The web table's games as game records: ``bigtwo serve --export FILE.jsonl``.
+
+Every finished match of every room in the server's SQLite file (``bigtwo_web.store``) is
+replayed through the engine from its stored seed and plays and written as one JSON line, the
+format of ``bigtwo tournament --records`` (``bigtwo_env.record``): ``seats`` the seats' names,
+``info`` ``{room, match, people}`` (``people``: the seats a person held). Rooms go oldest first,
+matches in order. A match still being played is left out (its record would show every hand), so
+the file never holds a hand that is still hidden; a running server's file may be read (SQLite's
+WAL lets one reader beside the writer). A stored match the engine cannot replay is said on
+stderr and its room left out. The running server answers the same records per room at
+``GET /api/rooms/ID/records.jsonl`` (the matches it keeps).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bigtwo_env.game import Game
+from bigtwo_env.record import record_line
+from bigtwo_env.variant import Variant
+
+from .room import match_record
+from .store import Store, StoredRoom
+
+
+def room_records(stored: StoredRoom) -> Iterator[dict[str, Any]]:
+    """The records of a stored room's finished matches, in order; ``ValueError`` naming the match
+    whose stored plays the engine does not accept."""
+    variant = Variant().replace(**stored.setup["variant"])
+    names = [s["name"] for s in stored.setup["seats"]]
+    kinds = [s["kind"] for s in stored.setup["seats"]]
+    for number, seed, plays in stored.matches:
+        game = Game(variant, seed=seed)
+        for p in plays:
+            if game.is_over or p.seat != game.current_player:
+                raise ValueError(f"room {stored.id} match {number}: stored play {p.seq} does not follow the game")
+            try:
+                game.play(p.cards)
+            except ValueError as exc:
+                raise ValueError(f"room {stored.id} match {number}: stored play {p.seq}: {exc}") from None
+        if game.is_over:
+            yield match_record(game, stored.id, number, names, kinds)
+
+
+def export_records(db: str | Path, out: str | Path) -> int:
+    """Write every finished match in the server file ``db`` to ``out`` as JSON Lines (see the
+    module docstring); returns how many records were written. ``ValueError`` for a ``db`` that
+    is no file (the export makes none) or an ``out`` that cannot be written."""
+    db_path, out_path = Path(db), Path(out)
+    if not db_path.is_file():
+        raise ValueError(f"--db {str(db_path)!r} is no file; give the SQLite file bigtwo serve keeps its rooms in")
+    if out_path.is_dir():
+        raise ValueError(f"--export must be a file to write (games.jsonl), but {str(out_path)!r} is a folder")
+    store = Store(db_path)
+    written = 0
+    try:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        with out_path.open("w", encoding="utf-8", newline="\n") as handle:
+            rows = store.db.execute("SELECT id, created, setup FROM rooms ORDER BY created, id").fetchall()
+            for room_id, created, setup in rows:
+                try:
+                    lines = [record_line(r) for r in room_records(store.room(room_id, created, json.loads(setup)))]
+                except (ValueError, KeyError, TypeError) as exc:
+                    print(f"bigtwo serve --export: room {room_id} left out: {exc}", file=sys.stderr)
+                    continue
+                handle.writelines(line + "\n" for line in lines)
+                written += len(lines)
+    except OSError as exc:
+        raise ValueError(f"cannot write records to {str(out_path)!r}: {exc}") from None
+    finally:
+        store.db.close()
+    return written
+
+
+__all__ = ["export_records", "room_records"]
