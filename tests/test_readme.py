@@ -29,7 +29,15 @@ def test_readme_and_docs_have_examples() -> None:
 
 
 @pytest.mark.parametrize(("path", "index", "code"), BLOCKS, ids=[f"{p.relative_to(ROOT)}-{i}" for p, i, _ in BLOCKS])
-def test_example_runs(path: Path, index: int, code: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_example_runs(
+    path: Path,
+    index: int,
+    code: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)  # files an example writes (games.jsonl) land in a scratch folder
     exec(compile(code, f"{path.relative_to(ROOT)} block {index}", "exec"), {"__name__": "readme"})
 
 
