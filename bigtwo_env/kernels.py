@@ -798,6 +798,15 @@ def step_all(actions, R, S, autoreset):
         step_body(g, actions[g], R, S, autoreset)
 
 
+@njit(nogil=True)
+def step_legal_all(actions, R, S, autoreset):
+    """``step_all`` then ``legal_all``, game by game in one pass over the batch (the same result:
+    a game's legal list reads only that game)."""
+    for g in range(actions.shape[0]):
+        step_body(g, actions[g], R, S, autoreset)
+        S.legal_n[g] = legal_body(g, R, S)
+
+
 @njit
 def check_actions(actions, S):
     """Index of the first game whose action is not legal there (or that is over), or -1."""

@@ -80,8 +80,10 @@ from .kernels import (
     U1,
     Rules,
     State,
+    legal_body,
     places_after,
     seat_after,
+    step_body,
 )
 from .variant import Variant
 
@@ -507,6 +509,17 @@ def observe_all(seats, out, R, S):
         observe_one(g, seats[g], R, S, out[g])
 
 
+@njit(nogil=True)
+def step_observe_all(actions, out, R, S, autoreset):
+    """A whole vector step in one pass over the batch, game by game: ``kernels.step_all``, then
+    ``legal_all``, then ``observe_all`` for each game's seat to act (the same result as the three
+    passes: each reads only its own game)."""
+    for g in range(actions.shape[0]):
+        step_body(g, actions[g], R, S, autoreset)
+        S.legal_n[g] = legal_body(g, R, S)
+        observe_one(g, np.int64(S.current[g]), R, S, out[g])
+
+
 __all__ = [
     "LAYOUT",
     "NUM_KINDS",
@@ -531,6 +544,7 @@ __all__ = [
     "put_seat_record",
     "put_table",
     "relative_seat",
+    "step_observe_all",
     "table_view",
     "view_place",
     "view_seat",
