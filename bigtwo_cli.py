@@ -1,7 +1,7 @@
 """The ``bigtwo`` command: one entry point, a subcommand per job.
 
     bigtwo variants [NAME]       list the rule variants, or show one's settings
-    bigtwo bench [--json]        engine and environment speeds on this machine
+    bigtwo bench [--curve] [--train] [--json]   engine, environment (and training) speeds here
     bigtwo tournament ...        duplicate-deal tournaments between agents
     bigtwo ladder ...            every shipped agent rated on a variant, as a Markdown table
     bigtwo play ...              play a game in the terminal against agents
@@ -32,6 +32,7 @@ from bigtwo_env import __version__
 from bigtwo_env.bench import register as register_bench
 from bigtwo_env.variants_command import register as register_variants
 from bigtwo_web.cli import register as register_web
+from train.bench import training_figures
 from train.cli import register as register_train
 
 
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bigtwo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     register_variants(sub)
-    register_bench(sub)
+    register_bench(sub, training=training_figures)
     register_arena_commands(sub)
     register_agent_commands(sub)
     register_replay(sub)

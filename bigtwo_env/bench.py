@@ -12,8 +12,19 @@ included:
 
 It also prints the memory the engine holds at batch 4,096 (state, observations, action table and
 a dense int8 mask of the whole batch) and the process's peak resident memory.
+
+``--curve`` adds the cost curve: the vector env (``copy=False``) at batch 1, 2, 4, ..., 8,192
+(``CURVE``), per batch the time of one vector step, the env-steps/s and the memory the engine
+holds (state, observation buffer, action table), so a user sees how cost scales with the batch.
+``--train`` adds the training figure: a short default PPO run (``train.bench``: a fixed number of
+updates, no evaluations or checkpoints) in env-steps/s and the learner's share of its wall time;
+the ``bigtwo`` command hands that measurement in (``register(training=...)``), as this package
+never imports the trainers.
+
 ``--json`` prints the same as one JSON object with keys ``game``, ``aec``, ``vector`` and
-``vector_copy`` (keyed by batch size) and ``memory``.
+``vector_copy`` (keyed by batch size), ``memory``, and with the options ``curve`` (a list of rows
+``batch``, ``ms_per_step``, ``env_steps_per_s``, ``engine_mib``) and ``training``.
+Figures are printed, never asserted: they depend on the machine and on what else runs.
 """
 
 from __future__ import annotations
@@ -33,6 +44,9 @@ from .cli_options import add_variant
 from .variant import DEFAULT_VARIANT
 
 BATCHES = (1, 64, 1024, 4096)
+CURVE = tuple(2**i for i in range(14))  # 1, 2, 4, ..., 8,192: the cost curve's batch sizes
+CURVE_STEPS = 16_384  # env-steps per timed run of a curve point (at least 5 vector steps)
+Training = Callable[[str, int, bool], dict]  # (variant, repeats, quick) -> figures
 
 
 def _median_rate(run: Callable[[], int], repeats: int) -> float:
@@ -103,6 +117,22 @@ def bench_vector(variant: str, batch: int, steps: int, repeats: int, seed: int =
     return _median_rate(run, repeats)
 
 
+def bench_curve(variant: str, repeats: int, quick: bool = False, batches: tuple[int, ...] = CURVE) -> list[dict]:
+    """The cost curve: per batch size, one vector step's time (ms), env-steps/s (median of
+    ``repeats``) and the engine's memory (MiB: state, observation buffer, action table)."""
+    from .vector import VectorEnv
+
+    total = CURVE_STEPS // 5 if quick else CURVE_STEPS
+    rows = []
+    for batch in batches:
+        rate = bench_vector(variant, batch, max(5, total // batch), repeats)
+        engine_mib = VectorEnv(variant, num_envs=batch, seed=0, copy=False).engine.nbytes() / (1 << 20)
+        rows.append(
+            {"batch": batch, "ms_per_step": 1000 * batch / rate, "env_steps_per_s": rate, "engine_mib": engine_mib}
+        )
+    return rows
+
+
 def engine_memory(variant: str, batch: int = 4096) -> dict[str, float]:
     from .engine import Engine
 
@@ -119,7 +149,15 @@ def engine_memory(variant: str, batch: int = 4096) -> dict[str, float]:
     }
 
 
-def run_bench(variant: str = DEFAULT_VARIANT, repeats: int = 5, quick: bool = False) -> dict:
+def run_bench(
+    variant: str = DEFAULT_VARIANT,
+    repeats: int = 5,
+    quick: bool = False,
+    curve: bool = False,
+    training: Training | None = None,
+) -> dict:
+    """Every figure of the module docstring (``curve``: the cost curve too; ``training``: the
+    training figure, measured by that callable)."""
     scale = 0.2 if quick else 1.0
     out: dict = {"variant": variant, "repeats": repeats}
     out["game"] = bench_game(variant, int(2000 * scale), repeats)
@@ -129,6 +167,10 @@ def run_bench(variant: str = DEFAULT_VARIANT, repeats: int = 5, quick: bool = Fa
     out["vector_copy"] = {"1024": bench_vector(variant, 1024, max(5, int(vec_steps[1024] * scale)), repeats, copy=True)}
     out["memory"] = engine_memory(variant)
     out["memory"]["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if curve:
+        out["curve"] = bench_curve(variant, repeats, quick)
+    if training is not None:
+        out["training"] = training(variant, repeats, quick)
     return out
 
 
@@ -146,11 +188,27 @@ def _print_table(result: dict) -> None:
         f"observations {m['observations_mib']:.1f}, action table {m['action_table_mib']:.1f}, "
         f"dense masks {m['dense_masks_mib']:.1f}); process peak RSS {m['peak_rss_mib']:.0f} MiB"
     )
+    if "curve" in result:
+        print("cost curve, vector env (copy=False):")
+        print(f"  {'batch':>6} {'ms/step':>10} {'env-steps/s':>12} {'engine MiB':>11}")
+        for row in result["curve"]:
+            print(
+                f"  {row['batch']:>6} {row['ms_per_step']:>10.3f} {row['env_steps_per_s']:>12,.0f} "
+                f"{row['engine_mib']:>11.2f}"
+            )
+    if "training" in result:
+        t = result["training"]
+        print(
+            f"training ({t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates): "
+            f"{t['env_steps_per_s']:,.0f} env-steps/s, learner {t['learner_share']:.0%} of the wall time"
+        )
 
 
-def _handle(args: argparse.Namespace) -> int:
+def _handle(args: argparse.Namespace, training: Training | None = None) -> int:
     check_count("--repeats", args.repeats)
-    result = run_bench(args.variant, args.repeats, args.quick)
+    if args.train and training is None:
+        raise ValueError("--train needs the trainers (run it as the bigtwo command, which has them)")
+    result = run_bench(args.variant, args.repeats, args.quick, args.curve, training if args.train else None)
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()
@@ -159,10 +217,13 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, training: Training | None = None) -> None:
+    """Add ``bench``; ``training`` measures ``--train``'s figure (``train.bench.training_figures``)."""
     p = sub.add_parser("bench", help="engine and environment speeds on this machine")
     add_variant(p)
     p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is shown (default 5)")
     p.add_argument("--quick", action="store_true", help="shorter runs (a smoke check, noisier figures)")
+    p.add_argument("--curve", action="store_true", help="add the cost curve: batch 1, 2, 4, ..., 8,192")
+    p.add_argument("--train", action="store_true", help="add a short default PPO run's env-steps/s and learner share")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p.set_defaults(func=_handle)
+    p.set_defaults(func=lambda args: _handle(args, training))

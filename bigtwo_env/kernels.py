@@ -317,9 +317,6 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
     """Append to ``out`` every play in ``hand`` of ``size`` (0 = all sizes) with id in [lo, hi)
     that holds the cards of ``need`` (0 = none) and is of kind >= ``min_kind`` (five-card class
     pruning). Returns the new length."""
-    suits = np.zeros(13, dtype=np.int64)
-    for r in range(13):
-        suits[r] = np.int64((hand >> np.uint64(4 * r)) & np.uint64(15))
     if size == 0 or size == 1:
         for c in range(52):
             if hand & bit(c):
@@ -329,22 +326,26 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
             continue
         for r in range(13):
             for sub in range(16):
-                if count4(sub) == n_of_a_kind and not (sub & ~suits[r]):
+                if count4(sub) == n_of_a_kind and not (sub & ~suits_of(hand, r)):
                     mask = np.uint64(sub) << np.uint64(4 * r)
                     k = _emit(mask, lo, hi, need, False, kinds, hash_keys, hash_ids, bits, out, k)
     if size == 0 or size == 5:
-        k = _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k)
+        k = _enumerate_five(hand, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k)
     if (size == 0 or size == 6) and pair_chain:
         for start in range(10):
-            if count4(suits[start]) >= 2 and count4(suits[start + 1]) >= 2 and count4(suits[start + 2]) >= 2:
+            if (
+                count4(suits_of(hand, start)) >= 2
+                and count4(suits_of(hand, start + 1)) >= 2
+                and count4(suits_of(hand, start + 2)) >= 2
+            ):
                 for p0 in range(16):
-                    if count4(p0) != 2 or (p0 & ~suits[start]):
+                    if count4(p0) != 2 or (p0 & ~suits_of(hand, start)):
                         continue
                     for p1 in range(16):
-                        if count4(p1) != 2 or (p1 & ~suits[start + 1]):
+                        if count4(p1) != 2 or (p1 & ~suits_of(hand, start + 1)):
                             continue
                         for p2 in range(16):
-                            if count4(p2) != 2 or (p2 & ~suits[start + 2]):
+                            if count4(p2) != 2 or (p2 & ~suits_of(hand, start + 2)):
                                 continue
                             mask = (
                                 (np.uint64(p0) << np.uint64(4 * start))
@@ -356,36 +357,48 @@ def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kin
 
 
 @njit(inline="always")
+def suits_of(hand, r):
+    """The suits held of rank ``r``: 4 bits (no array: a heap array per call costs more than reading them)."""
+    return np.int64((hand >> np.uint64(4 * r)) & np.uint64(15))
+
+
+@njit(inline="always")
 def count4(m):
     return (m & 1) + (m >> 1 & 1) + (m >> 2 & 1) + (m >> 3 & 1)
 
 
 @njit
-def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k):
+def _enumerate_five(hand, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k):
     if min_kind <= K_SF:
         # straights and straight flushes: every suit choice on each window present
         for w in range(windows.shape[0]):
             r0, r1, r2, r3, r4 = windows[w, 0], windows[w, 1], windows[w, 2], windows[w, 3], windows[w, 4]
-            if suits[r0] == 0 or suits[r1] == 0 or suits[r2] == 0 or suits[r3] == 0 or suits[r4] == 0:
+            if (
+                suits_of(hand, r0) == 0
+                or suits_of(hand, r1) == 0
+                or suits_of(hand, r2) == 0
+                or suits_of(hand, r3) == 0
+                or suits_of(hand, r4) == 0
+            ):
                 continue
             for s0 in range(4):
-                if not (suits[r0] >> s0 & 1):
+                if not (suits_of(hand, r0) >> s0 & 1):
                     continue
                 m0 = bit(4 * r0 + s0)
                 for s1 in range(4):
-                    if not (suits[r1] >> s1 & 1):
+                    if not (suits_of(hand, r1) >> s1 & 1):
                         continue
                     m1 = m0 | bit(4 * r1 + s1)
                     for s2 in range(4):
-                        if not (suits[r2] >> s2 & 1):
+                        if not (suits_of(hand, r2) >> s2 & 1):
                             continue
                         m2 = m1 | bit(4 * r2 + s2)
                         for s3 in range(4):
-                            if not (suits[r3] >> s3 & 1):
+                            if not (suits_of(hand, r3) >> s3 & 1):
                                 continue
                             m3 = m2 | bit(4 * r3 + s3)
                             for s4 in range(4):
-                                if suits[r4] >> s4 & 1:
+                                if suits_of(hand, r4) >> s4 & 1:
                                     k = _emit(
                                         m3 | bit(4 * r4 + s4),
                                         lo,
@@ -400,11 +413,15 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
                                         k,
                                     )
     if min_kind <= K_FLUSH:
-        ranks = np.empty(13, dtype=np.int64)
+        ranks = np.empty(0, dtype=np.int64)  # made (13 long) only once a suit has 5 cards
         for s in range(4):
+            if popcount(hand & (np.uint64(0x1111111111111) << np.uint64(s))) < 5:
+                continue
+            if ranks.shape[0] == 0:
+                ranks = np.empty(13, dtype=np.int64)
             n = 0
             for r in range(13):
-                if suits[r] >> s & 1:
+                if suits_of(hand, r) >> s & 1:
                     ranks[n] = r
                     n += 1
             if n < 5:
@@ -433,7 +450,7 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
                                 )
     if min_kind <= K_FULL:
         for r3 in range(13):
-            m = suits[r3]
+            m = suits_of(hand, r3)
             if count4(m) < 3:
                 continue
             for drop in range(4):  # the suit left out of the triple
@@ -444,7 +461,7 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
                 for r2 in range(13):
                     if r2 == r3:
                         continue
-                    m2 = suits[r2]
+                    m2 = suits_of(hand, r2)
                     for s1 in range(4):
                         if m2 >> s1 & 1:
                             for s2 in range(s1 + 1, 4):
@@ -464,7 +481,7 @@ def _enumerate_five(hand, suits, lo, hi, need, min_kind, windows, kinds, hash_ke
                                     )
     if min_kind <= K_FOUR:
         for r in range(13):
-            if suits[r] != 15:
+            if suits_of(hand, r) != 15:
                 continue
             qmask = np.uint64(15) << np.uint64(4 * r)
             for c in range(52):
@@ -489,6 +506,16 @@ def _sort_prefix(out, n):
 def legal_one(g, R, S):
     """Legal action ids of game ``g``'s seat to act, sorted, into ``S.legal[g]``; returns the count.
     Also sets that seat's last-card duty (applied to the list under ``enforce``)."""
+    return legal_body(g, R, S)
+
+
+# The batch kernels inline the per-game bodies (``legal_body``, ``step_body``): a call of a
+# compiled function that takes the ``Rules``/``State`` tuples costs more than a game's work.
+
+
+@njit(inline="always")
+def legal_body(g, R, S):
+    """``legal_one``'s work, inlined into the batch kernel ``legal_all``."""
     S.duty[g] = DUTY_NONE
     S.duty_card[g] = -1
     if S.over[g]:
@@ -570,7 +597,7 @@ def legal_one(g, R, S):
 @njit(nogil=True)
 def legal_all(R, S):
     for g in range(S.seeds.shape[0]):
-        S.legal_n[g] = legal_one(g, R, S)
+        S.legal_n[g] = legal_body(g, R, S)
 
 
 # ---------------------------------------------------------------- scoring
@@ -661,6 +688,12 @@ def settle(left, twos, winner, liable, reverse, ip, fp, tiers, bankroll, out):
 def step_one(g, a, R, S, autoreset):
     """Apply legal action ``a`` (< 0: sit out) in game ``g``: pass, play, clear the trick, end the
     game and score it, then deal the next game of the match, or end the match."""
+    step_body(g, a, R, S, autoreset)
+
+
+@njit(inline="always")
+def step_body(g, a, R, S, autoreset):
+    """``step_one``'s work, inlined into the batch kernel ``step_all``."""
     players = R.ip[IP_PLAYERS]
     S.game_over[g] = False
     S.match_over[g] = False
@@ -762,7 +795,16 @@ def finish_game(g, s, R, S, autoreset):
 @njit(nogil=True)
 def step_all(actions, R, S, autoreset):
     for g in range(actions.shape[0]):
-        step_one(g, actions[g], R, S, autoreset)
+        step_body(g, actions[g], R, S, autoreset)
+
+
+@njit(nogil=True)
+def step_legal_all(actions, R, S, autoreset):
+    """``step_all`` then ``legal_all``, game by game in one pass over the batch (the same result:
+    a game's legal list reads only that game)."""
+    for g in range(actions.shape[0]):
+        step_body(g, actions[g], R, S, autoreset)
+        S.legal_n[g] = legal_body(g, R, S)
 
 
 @njit

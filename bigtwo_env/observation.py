@@ -80,8 +80,10 @@ from .kernels import (
     U1,
     Rules,
     State,
+    legal_body,
     places_after,
     seat_after,
+    step_body,
 )
 from .variant import Variant
 
@@ -344,6 +346,14 @@ def put_cards(out, base, mask):
 
 
 @njit(inline="always")
+def write_cards(out, base, mask):
+    """Write the 52 slots ``base + c``: 1 for the cards ``c`` in ``mask``, 0 for the others (no
+    branch per card, and no zeroing needed first)."""
+    for c in range(52):
+        out[base + c] = np.float32((mask >> np.uint64(c)) & U1)
+
+
+@njit(inline="always")
 def view_seat(g, view, k, R, S):
     """The seat at place ``k`` of a view from seat ``view``: ``absolute_seat``, or seat ``k`` itself
     when ``view`` < 0 (absolute order: the privileged state's, ``bigtwo_env.state``)."""
@@ -357,72 +367,100 @@ def view_place(g, view, other, R, S):
 
 
 @njit(inline="always")
-def put_table(out, cards_base, kind_base, seat_base, passes_base, g, view, R, S):
-    """The play on the table (its cards, its kind one-hot, who made it by place in the view) and
-    the passes in a row since it, one-hot 0..P-1; leading sets kind slot 0 and no seat."""
+def table_view(g, view, R, S):
+    """The play on the table seen from ``view``: ``(cards, kind, place, passes)``: its card set (0
+    when leading), its kind (0 when leading), the place of who made it in the view (-1 when
+    leading) and the passes in a row since it (at most P - 1). ``put_table`` writes it."""
     players = R.ip[IP_PLAYERS]
     t = S.table_action[g]
-    if t > 0:
-        put_cards(out, cards_base, R.masks[t])
-    out[kind_base + (R.kinds[t] if t > 0 else 0)] = 1.0
-    if S.table_seat[g] >= 0:
-        out[seat_base + view_place(g, view, S.table_seat[g], R, S)] = 1.0
-    out[passes_base + min(S.passes[g], players - 1)] = 1.0
+    cards = R.masks[t] if t > 0 else U1 - U1
+    kind = np.int64(R.kinds[t]) if t > 0 else np.int64(0)
+    place = view_place(g, view, S.table_seat[g], R, S) if S.table_seat[g] >= 0 else np.int64(-1)
+    return cards, kind, place, np.int64(min(S.passes[g], players - 1))
+
+
+# The writers below take numbers and rows of the state, never the ``Rules``/``State`` tuples:
+# Numba inlines a helper with a loop that takes those tuples at several times the cost of its work
+# (measured: ``put_table`` 10x, ``put_recent`` 8x slower when given ``R, S``).
 
 
 @njit(inline="always")
-def put_recent(out, seat_base, kind_base, strength_base, g, view, R, S):
-    """The game's last ``HISTORY`` moves, most recent first: who made each (one-hot by place in
-    the view, P slots per move), its kind (``NUM_KINDS`` per move, slot 0 a pass) and strength."""
-    players = R.ip[IP_PLAYERS]
+def put_table(out, cards_base, kind_base, seat_base, passes_base, table):
+    """The play on the table (``table_view``'s ``table``): its cards, its kind one-hot, who made
+    it by place in the view, and the passes in a row since it, one-hot 0..P-1; leading sets kind
+    slot 0 and no seat."""
+    cards, kind, place, passes = table
+    put_cards(out, cards_base, cards)
+    out[kind_base + kind] = 1.0
+    if place >= 0:
+        out[seat_base + place] = 1.0
+    out[passes_base + passes] = 1.0
+
+
+@njit(inline="always")
+def put_recent(out, seat_base, kind_base, strength_base, hist_seat, hist_action, view, reverse, players, kinds, places):
+    """The game's last ``HISTORY`` moves (``hist_seat``/``hist_action``: the game's rows of the
+    state), most recent first: who made each (one-hot by place in the view from ``view``, P slots
+    per move; ``view`` < 0: by seat), its kind (``NUM_KINDS`` per move, slot 0 a pass) and strength."""
     for i in range(HISTORY):
-        who = S.hist_seat[g, i]
+        who = hist_seat[i]
         if who < 0:
             break
-        a = S.hist_action[g, i]
-        out[seat_base + players * i + view_place(g, view, who, R, S)] = 1.0
-        out[kind_base + NUM_KINDS * i + R.kinds[a]] = 1.0
-        out[strength_base + i] = R.places[a]
+        a = hist_action[i]
+        place = np.int64(who) if view < 0 else np.int64(places_after(np.int64(view), np.int64(who), players, reverse))
+        out[seat_base + players * i + place] = 1.0
+        out[kind_base + NUM_KINDS * i + kinds[a]] = 1.0
+        out[strength_base + i] = places[a]
 
 
 @njit(inline="always")
-def put_seat_record(out, k, flag_base, strength_base, scores_base, g, s, R, S):
-    """Seat ``s``'s record at place ``k``: the plays it passed on per size (flag and the weakest's
-    strength, ``SIZE_SLOTS`` each) and its match score (per worst game)."""
+def put_seat_record(out, k, flag_base, strength_base, scores_base, passed_on, score, places):
+    """A seat's record at place ``k``: the plays it passed on per size (``passed_on``, its row of
+    the state: flag and the weakest's strength, ``SIZE_SLOTS`` each) and its match ``score``
+    (already per worst game)."""
     for j in range(SIZE_SLOTS):
-        t = S.passed_on[g, s, j]
+        t = passed_on[j]
         if t > 0:
             out[flag_base + SIZE_SLOTS * k + j] = 1.0
-            out[strength_base + SIZE_SLOTS * k + j] = R.places[t]
-    out[scores_base + k] = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
+            out[strength_base + SIZE_SLOTS * k + j] = places[t]
+    out[scores_base + k] = score
 
 
-@njit
+@njit(inline="always")
 def observe_one(g, seat, R, S, out):
-    """Write game ``g`` as ``seat`` sees it into ``out`` (zeroed here). Seats are turned to the
-    observer by ``absolute_seat`` and ``relative_seat`` only."""
+    """Write game ``g`` as ``seat`` sees it into ``out``. Seats are turned to the observer by
+    ``seat_after`` and ``places_after`` only (``absolute_seat``/``relative_seat``'s arithmetic)."""
     players = R.ip[IP_PLAYERS]
     cpp = R.ip[IP_CPP]
-    out[:] = 0.0
     if seat < 0:
+        out[:] = 0.0
         return
-    put_cards(out, part_start(Part.HAND, players), S.hands[g, seat])
-    base = part_start(Part.PLAYED, players)
+    rev = S.reverse[g]
+    # The card parts hand, played and unseen are written whole by ``write_cards``; only the other
+    # slots are zeroed first (fewer passes over the row than zeroing it all).
+    out[part_start(Part.TABLE, players) : part_start(Part.UNSEEN, players)] = 0.0
+    out[part_start(Part.RECENT_SEAT, players) :] = 0.0
+    write_cards(out, part_start(Part.HAND, players), S.hands[g, seat])
+    played_base = part_start(Part.PLAYED, players)
+    left_base = part_start(Part.CARDS_LEFT_FRACTION, players)
+    flag_base = part_start(Part.PASSED_ON, players)
+    strength_base = part_start(Part.PASSED_ON_STRENGTH, players)
+    scores_base = part_start(Part.MATCH_SCORES, players)
+    scale = R.fp[FP_SCORE_SCALE]
     for k in range(players):
-        put_cards(out, base + 52 * k, S.played[g, absolute_seat(g, seat, k, R, S)])
-    base = part_start(Part.CARDS_LEFT_FRACTION, players)
-    for k in range(players):
-        out[base + k] = S.counts[g, absolute_seat(g, seat, k, R, S)] / cpp
+        s = seat_after(seat, k, players, rev)
+        write_cards(out, played_base + 52 * k, S.played[g, s])
+        out[left_base + k] = S.counts[g, s] / cpp
+        put_seat_record(
+            out, k, flag_base, strength_base, scores_base, S.passed_on[g, s], S.match_scores[g, s] * scale, R.places
+        )
     put_table(
         out,
         part_start(Part.TABLE, players),
         part_start(Part.TABLE_KIND, players),
         part_start(Part.TABLE_SEAT, players),
         part_start(Part.PASSES, players),
-        g,
-        seat,
-        R,
-        S,
+        table_view(g, seat, R, S),
     )
     acting = S.current[g] == seat
     if acting and S.opening[g] >= 0:
@@ -440,23 +478,21 @@ def observe_one(g, seat, R, S, out):
     unseen = ~S.hands[g, seat] & FULL
     for k in range(players):
         unseen &= ~S.played[g, k]
-    put_cards(out, part_start(Part.UNSEEN, players), unseen)
+    write_cards(out, part_start(Part.UNSEEN, players), unseen)
     put_recent(
         out,
         part_start(Part.RECENT_SEAT, players),
         part_start(Part.RECENT_KIND, players),
         part_start(Part.RECENT_STRENGTH, players),
-        g,
+        S.hist_seat[g],
+        S.hist_action[g],
         seat,
-        R,
-        S,
+        rev,
+        players,
+        R.kinds,
+        R.places,
     )
-    flag_base = part_start(Part.PASSED_ON, players)
-    strength_base = part_start(Part.PASSED_ON_STRENGTH, players)
-    scores_base = part_start(Part.MATCH_SCORES, players)
-    for k in range(players):
-        put_seat_record(out, k, flag_base, strength_base, scores_base, g, absolute_seat(g, seat, k, R, S), R, S)
-    if S.breach[g, absolute_seat(g, seat, 1, R, S)]:  # flagged on the seat it was broken against
+    if S.breach[g, seat_after(seat, 1, players, rev)]:  # flagged on the seat it was broken against
         out[part_start(Part.BREACH, players)] = 1.0
     out[part_start(Part.GAMES_PLAYED_FRACTION, players)] = S.games_played[g] / R.ip[IP_GAMES]
     if S.games_played[g] == 0:
@@ -471,6 +507,17 @@ def observe_one(g, seat, R, S, out):
 def observe_all(seats, out, R, S):
     for g in range(out.shape[0]):
         observe_one(g, seats[g], R, S, out[g])
+
+
+@njit(nogil=True)
+def step_observe_all(actions, out, R, S, autoreset):
+    """A whole vector step in one pass over the batch, game by game: ``kernels.step_all``, then
+    ``legal_all``, then ``observe_all`` for each game's seat to act (the same result as the three
+    passes: each reads only its own game)."""
+    for g in range(actions.shape[0]):
+        step_body(g, actions[g], R, S, autoreset)
+        S.legal_n[g] = legal_body(g, R, S)
+        observe_one(g, np.int64(S.current[g]), R, S, out[g])
 
 
 __all__ = [
@@ -497,8 +544,11 @@ __all__ = [
     "put_seat_record",
     "put_table",
     "relative_seat",
+    "step_observe_all",
+    "table_view",
     "view_place",
     "view_seat",
+    "write_cards",
 ]
 
 

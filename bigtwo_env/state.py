@@ -76,7 +76,7 @@ from enum import IntEnum
 import numpy as np
 
 from .jit import njit
-from .kernels import IP_CPP, IP_GAMES, IP_PLAYERS
+from .kernels import FP_SCORE_SCALE, IP_CPP, IP_GAMES, IP_PLAYERS
 from .observation import (
     LAYOUT,
     ObsPart,
@@ -92,6 +92,7 @@ from .observation import (
     put_seat_record,
     put_table,
     size_formula,
+    table_view,
     view_place,
     view_seat,
 )
@@ -209,7 +210,8 @@ def state_one(g, view, R, S, out):
         put_cards(out, hands_base + 52 * k, S.hands[g, s])
         put_cards(out, played_base + 52 * k, S.played[g, s])
         out[left_base + k] = S.counts[g, s] / cpp
-        put_seat_record(out, k, flag_base, strength_base, scores_base, g, s, R, S)
+        score = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
+        put_seat_record(out, k, flag_base, strength_base, scores_base, S.passed_on[g, s], score, R.places)
         if S.breach[g, absolute_seat(g, s, 1, R, S)]:  # flagged on the seat it was broken against
             out[breach_base + k] = 1.0
     put_table(
@@ -218,10 +220,7 @@ def state_one(g, view, R, S, out):
         state_start(StatePart.TABLE_KIND, players),
         state_start(StatePart.TABLE_SEAT, players),
         state_start(StatePart.PASSES, players),
-        g,
-        view,
-        R,
-        S,
+        table_view(g, view, R, S),
     )
     if S.current[g] >= 0:
         out[state_start(StatePart.TO_ACT, players) + view_place(g, view, S.current[g], R, S)] = 1.0
@@ -233,10 +232,13 @@ def state_one(g, view, R, S, out):
         state_start(StatePart.RECENT_SEAT, players),
         state_start(StatePart.RECENT_KIND, players),
         state_start(StatePart.RECENT_STRENGTH, players),
-        g,
+        S.hist_seat[g],
+        S.hist_action[g],
         view,
-        R,
-        S,
+        S.reverse[g],
+        players,
+        R.kinds,
+        R.places,
     )
     out[state_start(StatePart.GAMES_PLAYED_FRACTION, players)] = S.games_played[g] / R.ip[IP_GAMES]
     if S.games_played[g] == 0:

@@ -92,8 +92,8 @@ class VectorEnv:
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """``(obs, rewards (N, P), terminations, truncations, info)``; see the module docstring."""
-        result = self.engine.step(actions)
-        obs, own = self.engine.observe(), self._own
+        result, obs = self.engine.step_observe(actions)  # the step, legal lists and observations in one pass
+        own = self._own
         return own(obs), own(result.payoffs), own(result.match_over), own(self._truncations), self._info()
 
     def _own(self, array: np.ndarray) -> np.ndarray:

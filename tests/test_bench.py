@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bigtwo_cli import main
+from bigtwo_env.bench import CURVE
 
 
 def test_bench_json_has_every_figure(capsys) -> None:
@@ -15,3 +18,27 @@ def test_bench_json_has_every_figure(capsys) -> None:
     rates = [result["game"], result["aec"], *result["vector"].values(), *result["vector_copy"].values()]
     assert all(rate > 0 for rate in rates)
     assert result["memory"]["engine_total_mib"] > result["memory"]["state_mib"] > 0
+    assert "curve" not in result and "training" not in result  # only when asked
+
+
+def test_bench_curve_and_training_are_printed(capsys) -> None:
+    assert main(["bench", "--quick", "--repeats", "1", "--curve", "--train"]) == 0
+    out = capsys.readouterr().out
+    assert "cost curve" in out and "training (ppo" in out and "learner" in out
+    rows = out.split("cost curve", 1)[1].splitlines()[2 : 2 + len(CURVE)]
+    assert [int(row.split()[0]) for row in rows] == list(CURVE)  # one row per batch, 1 .. 8,192
+    memory = [float(row.split()[3]) for row in rows]
+    assert memory == sorted(memory) and memory[-1] > 8 * memory[0]  # the engine's memory grows with the batch
+    assert all(float(row.split()[1]) > 0 for row in rows)
+
+
+def test_bench_train_without_the_trainers_is_refused() -> None:
+    import argparse
+
+    from bigtwo_env.bench import register
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    register(sub)  # no training callable: what a caller without the trainers gets
+    args = sub.choices["bench"].parse_args(["--train", "--quick"])
+    with pytest.raises(ValueError, match="--train needs the trainers"):
+        args.func(args)

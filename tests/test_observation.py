@@ -328,3 +328,22 @@ def test_recent_moves_and_passes_follow_the_moves(name: str, overrides: dict) ->
                 key = (int(movers[g]), int(T.sizes[tables[g]]))
                 weakest[g][key] = min(weakest[g].get(key, 1 << 30), int(tables[g]))
     assert checked > 0
+
+
+@pytest.mark.parametrize(("games", "threads", "overrides"), [(64, 1, o) for o, _ in SAVED] + [(1100, 2, {})])
+def test_step_observe_in_one_pass_matches_step_then_observe(games: int, threads: int, overrides: dict) -> None:
+    """``Engine.step_observe`` (the vector env's one-pass step) gives the same observations,
+    legal lists and payoffs, bit for bit, as ``step`` then ``observe``; also on thread slices."""
+    variant = load_variant("taiwan", **{"jqka2_suited": "flush", **overrides})
+    fused, apart = (Engine(variant, games, seed=3, autoreset=True, threads=threads) for _ in range(2))
+    rng = np.random.default_rng(3)
+    for _ in range(120):
+        ids, n = apart.legal_actions()
+        actions = ids[np.arange(games), (rng.random(games) * n).astype(np.int64)]
+        result, obs = fused.step_observe(actions)
+        expected = apart.step(actions)
+        assert np.array_equal(obs, apart.observe())
+        assert np.array_equal(result.payoffs, expected.payoffs) and np.array_equal(
+            result.match_over, expected.match_over
+        )
+        assert all(np.array_equal(a, b) for a, b in zip(fused.legal_actions(), apart.legal_actions(), strict=True))

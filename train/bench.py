@@ -1,0 +1,77 @@
+"""The training figure of ``bigtwo bench --train``: how fast the default PPO trainer learns here.
+
+``training_figures`` trains the ``default`` config (PPO self-play, ``num_envs`` matches in this
+process) for a fixed number of updates after one warm-up update (kernels load, the network's
+first pass), with no evaluations and no checkpoints, in a throw-away run folder, and reports the
+median over ``repeats`` runs of:
+
+- ``env_steps_per_s``: environment steps trained per second of wall time (rollouts and updates);
+- ``learner_share``: the updates' share of that wall time (what ``charts/learner_utilisation``
+  logs in a real run, ``train.loop``).
+
+``bigtwo_env.bench`` prints it; this module sits in ``train`` because the engine's package never
+imports the trainers (the ``bigtwo`` command hands ``training_figures`` to it).
+``benchmarks/ray_bench.py`` measures the same on Ray actors.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+
+UPDATES = 3  # timed updates per run (one more, untimed, warms up)
+
+
+def _one_run(variant: str, updates: int, quick: bool, runs_dir: str, run: int) -> tuple[float, float, int, str]:
+    """Trained env-steps/s and the learner's share of one run, its ``num_envs`` and algorithm."""
+    from .config import load_config
+    from .loop import SelfPlay
+
+    settings = {
+        "variant": variant,
+        "runs_dir": runs_dir,
+        "run_name": f"bench_{run}",
+        "total_timesteps": 10**12,
+        "time_limit_minutes": 0,
+        "eval_every": 0,
+        "final_eval_deals": 0,
+        "checkpoint_every": 10**12,
+        "progress": False,
+    }
+    if quick:
+        settings.update({"num_envs": 32, "num_steps": 8})
+    cfg = load_config("default", settings)
+    loop = SelfPlay(cfg)
+    try:
+        loop.start()
+        steps = wall = learn = 0.0
+        for i in range(updates + 1):
+            loop.next_update()
+            t0 = time.perf_counter()
+            batch, _ = loop.rollout()
+            t1 = time.perf_counter()
+            loop.algo.update(loop.net, loop.optimizer, batch, cfg, loop.shuffle, loop.device)
+            t2 = time.perf_counter()
+            if i:  # the first update warms up
+                steps += loop.steps_this_update
+                wall += t2 - t0
+                learn += t2 - t1
+        return steps / wall, learn / wall, cfg.num_envs, cfg.algo
+    finally:
+        loop.rollouts.close()
+        loop.run.close()
+
+
+def training_figures(variant: str, repeats: int, quick: bool = False, updates: int = UPDATES) -> dict[str, float | str]:
+    """``env_steps_per_s`` and ``learner_share`` of the default PPO config (see the module
+    docstring), medians of ``repeats`` runs; ``quick``: 32 matches, 8 steps per rollout."""
+    with tempfile.TemporaryDirectory(prefix="bigtwo-bench-") as runs_dir:
+        runs = [_one_run(variant, updates, quick, runs_dir, r) for r in range(repeats)]
+    return {
+        "algo": runs[0][3],
+        "num_envs": float(runs[0][2]),
+        "updates": float(updates),
+        "env_steps_per_s": statistics.median(r[0] for r in runs),
+        "learner_share": statistics.median(r[1] for r in runs),
+    }
