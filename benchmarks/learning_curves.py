@@ -1,0 +1,97 @@
+"""Learning curves of training runs against one fixed opponent, drawn from their TensorBoard logs.
+
+Each run's periodic evaluations (``eval/<opponent>/mean_payoff`` and ``opponent_mean_payoff``,
+1 trained seat vs 3 copies of the opponent on duplicate deals) give the trained seat's lead over
+the opponents' mean at each evaluation step; the picture has one line per run, over environment
+steps and over wall-clock minutes since the run started (warm start included)::
+
+    python -m benchmarks.learning_curves runs/e1 runs/e3 --label e1="league only" \\
+        --label e3="advice + imitation + league" --opponent heuristic:weights=cards --out curves.png
+
+Needs the ``train`` and ``notebooks`` extras (TensorBoard's event reader, matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+
+def lead_curve(run_dir: str | Path, opponent: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(steps, minutes since the run's first event, lead)`` of the run's evaluations against
+    ``opponent``; ``ValueError`` when the run has none."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    tag = f"eval/{opponent}/mean_payoff"
+    if tag not in acc.Tags()["scalars"]:
+        raise ValueError(f"{run_dir}: no evaluations against {opponent!r} (no scalar {tag!r})")
+    ours = acc.Scalars(tag)
+    theirs = acc.Scalars(f"eval/{opponent}/opponent_mean_payoff")
+    start = min(e.wall_time for t in acc.Tags()["scalars"] for e in acc.Scalars(t)[:1])
+    steps = np.array([e.step for e in ours], float)
+    minutes = np.array([(e.wall_time - start) / 60 for e in ours])
+    lead = np.array([a.value - b.value for a, b in zip(ours, theirs, strict=True)])
+    last = np.append(steps[1:] != steps[:-1], True)  # at the final step, the final evaluation (more deals)
+    return steps[last], minutes[last], lead[last]
+
+
+def curves_figure(runs: list[str | Path], opponent: str, labels: dict[str, str] | None = None):
+    """The picture: one line per run of its lead over ``opponent``, by environment steps (left) and
+    by wall-clock minutes (right)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = labels or {}
+    fig, (by_step, by_time) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for run in runs:
+        steps, minutes, lead = lead_curve(run, opponent)
+        name = labels.get(Path(run).name, Path(run).name)
+        by_step.plot(steps / 1e6, lead, marker="o", label=name)
+        by_time.plot(minutes, lead, marker="o", label=name)
+    for ax in (by_step, by_time):
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.grid(alpha=0.3)
+    by_step.set_xlabel("environment steps (millions)")
+    by_time.set_xlabel("wall-clock minutes (warm start included)")
+    by_step.set_ylabel(f"payoff lead over 3 x {opponent}")
+    by_step.legend(fontsize=8)
+    fig.suptitle(f"the trained seat's lead over {opponent} (periodic evaluations)")
+    fig.tight_layout()
+    return fig
+
+
+def _label(item: str) -> tuple[str, str]:
+    run, sep, text = item.partition("=")
+    if not sep or not run:
+        raise argparse.ArgumentTypeError(f"--label wants RUN=TEXT (a run folder's name, then its legend), not {item!r}")
+    return run, text
+
+
+def main(argv: list[str] | None = None) -> None:
+    from arena.plots import FORMATS, save_figure
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", help="run folders (TensorBoard logs)")
+    parser.add_argument("--opponent", default="heuristic:weights=cards", help="the evaluation opponent")
+    parser.add_argument(
+        "--label", action="append", type=_label, default=[], metavar="RUN=TEXT", help="a run's legend text"
+    )
+    parser.add_argument("--out", required=True, help="picture file (.png, .svg, .pdf)")
+    args = parser.parse_args(argv)
+    if Path(args.out).suffix.lower() not in FORMATS:
+        parser.error(f"--out {args.out!r}: the file must end in {', '.join(FORMATS)}")
+    try:
+        fig = curves_figure(args.runs, args.opponent, dict(args.label))
+    except ValueError as err:
+        parser.exit(2, f"learning_curves: {err}\n")
+    print(f"wrote {save_figure(fig, args.out)}")
+
+
+if __name__ == "__main__":
+    main()

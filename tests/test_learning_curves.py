@@ -1,0 +1,69 @@
+"""``benchmarks.learning_curves``: the picture of training runs' leads over a fixed opponent, read
+from their TensorBoard logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import tiny_training_config
+
+from benchmarks.learning_curves import curves_figure, lead_curve, main
+from train import run_training
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("curves") / "runs"
+    cfg = tiny_training_config(
+        runs,
+        total_timesteps=1024,
+        num_envs=16,
+        hidden_size=32,
+        pair_size=16,
+        update_epochs=1,
+        eval_every=512,
+        eval_deals=4,
+        final_eval_deals=6,
+        eval_opponents=["random"],
+    )
+    run_training(cfg)
+    return Path(runs) / "tiny"
+
+
+def test_the_curve_is_the_lead_at_each_evaluation_step(run_dir):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    steps, minutes, lead = lead_curve(run_dir, "random")
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    ours = {e.step: e.value for e in acc.Scalars("eval/random/mean_payoff")}
+    theirs = {e.step: e.value for e in acc.Scalars("eval/random/opponent_mean_payoff")}
+    assert list(steps) == sorted(ours) and len(steps) >= 2  # one point a step: the final evaluation's
+    assert np.allclose(lead, [ours[s] - theirs[s] for s in steps])
+    assert np.all(np.diff(minutes) >= 0) and minutes[0] >= 0
+
+    fig = curves_figure([run_dir], "random", {"tiny": "a tiny run"})
+    by_step, by_time = fig.axes
+    line = by_step.get_lines()[0]
+    assert line.get_label() == "a tiny run"
+    assert np.allclose(line.get_xdata(), steps / 1e6) and np.allclose(line.get_ydata(), lead)
+    assert np.allclose(by_time.get_lines()[0].get_xdata(), minutes)
+
+
+def test_the_command_writes_the_picture_and_names_bad_input(run_dir, tmp_path, capsys):
+    out = tmp_path / "pics" / "curves.png"
+    main([str(run_dir), "--opponent", "random", "--label", "tiny=tiny run", "--out", str(out)])
+    assert out.read_bytes().startswith(PNG)
+    with pytest.raises(SystemExit) as err:
+        main([str(run_dir), "--opponent", "greedy", "--out", str(out)])
+    assert err.value.code == 2 and "no evaluations against 'greedy'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(run_dir), "--opponent", "random", "--label", "tiny", "--out", str(out)])
+    assert "--label wants RUN=TEXT" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(run_dir), "--opponent", "random", "--out", str(tmp_path / "curves.bmp")])
+    assert "the file must end in .png" in capsys.readouterr().err
