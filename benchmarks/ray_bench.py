@@ -28,47 +28,26 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 
 from bigtwo_env.checks import usable_cores
+from train.bench import timed_updates
 from train.config import TrainConfig, load_config, make_config
 from train.loop import SelfPlay
 from train.rollout import LocalRollouts, RolloutsFactory
 
 
 def measure(cfg: TrainConfig, rollouts: RolloutsFactory, updates: int) -> dict[str, float]:
-    """One timed run: a warm-up update, then ``updates`` timed ones."""
-    loop = SelfPlay(cfg, rollouts)
-    try:
-        loop.start()
-        steps = wall = learn = 0.0
-        actor_rates: list[float] = []
-        for i in range(updates + 1):
-            loop.next_update()
-            t0 = time.time()
-            batch, _ = loop.rollout()
-            t1 = time.time()
-            loop.algo.update(loop.net, loop.optimizer, batch, cfg, loop.shuffle, loop.device)
-            t2 = time.time()
-            if i == 0:
-                continue  # warm-up: actors start, kernels load
-            steps += loop.steps_this_update
-            wall += t2 - t0
-            learn += t2 - t1
-            actor_rates += [b.steps / max(b.seconds, 1e-9) for b in loop.last_batches]
-        per_k = 1000.0 / steps
-        return {
-            "sps": steps / wall,
-            "per_actor": statistics.median(actor_rates),
-            "learner_ms_per_k": 1000 * learn * per_k,
-            "learner_share": learn / wall,
-            "overhead_ms_per_k": 1000
-            * max(wall - learn - steps / sum(actor_rates) * len(loop.last_batches), 0)
-            * per_k,
-        }
-    finally:
-        loop.rollouts.close()
-        loop.run.close()
+    """One timed run (``train.bench.timed_updates``): a warm-up update, then ``updates`` timed ones."""
+    steps, wall, learn, actor_rates = timed_updates(SelfPlay(cfg, rollouts), updates)
+    per_k = 1000.0 / steps
+    per_update = len(actor_rates) / updates  # worker batches per update
+    return {
+        "sps": steps / wall,
+        "per_actor": statistics.median(actor_rates),
+        "learner_ms_per_k": 1000 * learn * per_k,
+        "learner_share": learn / wall,
+        "overhead_ms_per_k": 1000 * max(wall - learn - steps / sum(actor_rates) * per_update, 0) * per_k,
+    }
 
 
 SETTINGS = (("local trainer", 0), ("Ray, 1 actor", 1), ("Ray, 2 actors", 2))

@@ -8,6 +8,7 @@ tournament with non-overlapping 95% intervals.
 
 from __future__ import annotations
 
+import math
 import shutil
 import signal
 import subprocess
@@ -603,6 +604,26 @@ def test_evaluation_table_names_the_variants_scoring() -> None:
         variant = load_variant("hong-kong", scoring=scoring)
         table = format_table(evaluate(make_agent("greedy", variant), variant, ["random"], deals=4, seed=0))
         assert words in table and table.count("scoring") == 1
+
+
+def test_evaluation_reports_the_paired_margin_and_beats_by_it() -> None:
+    """The evaluation's margin is the tournament's (the agent's payoff less the copies' mean, paired by
+    deal), ``beats`` is its interval above 0, and TensorBoard and the table get it."""
+    from agents import make_agent
+    from arena.evaluate import evaluate, format_table
+
+    variant = load_variant("taiwan")
+    evals = evaluate(make_agent("heuristic", variant), variant, ["random", "heuristic"], deals=30, seed=2)
+    for e in evals.values():
+        me = e.result.stats[0]
+        assert (e.margin, e.margin_ci_low, e.margin_ci_high) == (me.margin, *me.margin_ci95)
+        assert e.beats == (e.margin_ci_low > 0)
+        assert e.scalars()["margin"] == e.margin and e.to_dict()["beats"] == e.beats
+    assert evals["random"].beats and not evals["heuristic"].beats  # a copy of itself is no better
+    row = next(line for line in format_table(evals).splitlines() if line.startswith("random "))
+    assert f"{evals['random'].margin:+.3f} [{evals['random'].margin_ci_low:+.3f}, " in row and row.endswith("yes")
+    one = evaluate(make_agent("heuristic", variant), variant, ["random"], deals=1, seed=2)["random"]
+    assert math.isnan(one.margin_ci_low) and not one.beats  # one deal: no interval, no claim
 
 
 def test_stop_at_timesteps_is_the_same_run_stopped_early(tmp_path):

@@ -19,6 +19,10 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from .loop import SelfPlay
 
 UPDATES = 3  # timed updates per run (one more, untimed, warms up)
 
@@ -42,22 +46,41 @@ def _one_run(variant: str, updates: int, quick: bool, runs_dir: str, run: int) -
     if quick:
         settings.update({"num_envs": 32, "num_steps": 8})
     cfg = load_config("default", settings)
-    loop = SelfPlay(cfg)
+    timed = timed_updates(SelfPlay(cfg), updates)
+    return timed.steps / timed.wall, timed.learn / timed.wall, cfg.num_envs, cfg.algo
+
+
+class Timed(NamedTuple):
+    """What ``timed_updates`` measured: trained env-steps, wall seconds, the updates' seconds, and
+    each worker batch's own env-steps/s while it played its rollout."""
+
+    steps: float
+    wall: float
+    learn: float
+    actor_rates: list[float]
+
+
+def timed_updates(loop: SelfPlay, updates: int) -> Timed:
+    """Start ``loop``, run one untimed warm-up update (workers start, kernels load, the network's
+    first pass), then ``updates`` timed ones (rollout and update); closes the loop's rollouts and
+    run either way."""
     try:
         loop.start()
         steps = wall = learn = 0.0
+        actor_rates: list[float] = []
         for i in range(updates + 1):
             loop.next_update()
             t0 = time.perf_counter()
             batch, _ = loop.rollout()
             t1 = time.perf_counter()
-            loop.algo.update(loop.net, loop.optimizer, batch, cfg, loop.shuffle, loop.device)
+            loop.algo.update(loop.net, loop.optimizer, batch, loop.cfg, loop.shuffle, loop.device)
             t2 = time.perf_counter()
             if i:  # the first update warms up
                 steps += loop.steps_this_update
                 wall += t2 - t0
                 learn += t2 - t1
-        return steps / wall, learn / wall, cfg.num_envs, cfg.algo
+                actor_rates += [b.steps / max(b.seconds, 1e-9) for b in loop.last_batches]
+        return Timed(steps, wall, learn, actor_rates)
     finally:
         loop.rollouts.close()
         loop.run.close()

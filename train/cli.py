@@ -1,7 +1,7 @@
 """``bigtwo train``: self-play training from a config file, with field overrides and resume.
 
     bigtwo train                                  configs/train/default.yaml on taiwan, then a final evaluation
-    bigtwo train --config dmc                     a shipped config (default, ppo, dmc, strong) or a YAML path
+    bigtwo train --config dmc                     a shipped config (advised, default, dmc, ppo, strong) or a YAML path
     bigtwo train --config ppo --set lr=1e-4 --set num_envs=128
     bigtwo train --set variant=hong-kong --set run_name=hk1
     bigtwo train --resume runs/taiwan__ppo__1__1700000000
@@ -24,6 +24,7 @@ import importlib.util
 from pathlib import Path
 
 from bigtwo_env.cli_options import add_ray
+from train.config import config_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--config",
         default=None,
         metavar="NAME|FILE",
-        help="training config: default, ppo, dmc, strong, or a YAML file (default: default)",
+        help=f"training config: {', '.join(config_names())}, or a YAML file (default: default)",
     )
     p.add_argument(
         "--set",

@@ -230,7 +230,8 @@ class SelfPlay:
                 run.say(
                     f"step {self.global_step:,}: "
                     + ", ".join(
-                        f"vs {k} {e.mean_payoff:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}] (them {e.opponent_mean_payoff:+.2f})"
+                        f"vs {k} {e.mean_payoff:+.2f} (them {e.opponent_mean_payoff:+.2f}, margin "
+                        f"{e.margin:+.2f} [{e.margin_ci_low:+.2f}, {e.margin_ci_high:+.2f}])"
                         for k, e in evals.items()
                     )
                 )
