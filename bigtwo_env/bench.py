@@ -200,7 +200,9 @@ def _print_table(result: dict) -> None:
         t = result["training"]
         print(
             f"training ({t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates): "
-            f"{t['env_steps_per_s']:,.0f} env-steps/s, learner {t['learner_share']:.0%} of the wall time"
+            f"{t['env_steps_per_s']:,.0f} env-steps/s, learner {t['learner_share']:.0%} of the wall time; "
+            f"with overlap {t['overlap_env_steps_per_s']:,.0f} env-steps/s, learner "
+            f"{t['overlap_learner_share']:.0%}"
         )
 
 
@@ -224,6 +226,10 @@ def register(sub: argparse._SubParsersAction, training: Training | None = None) 
     p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is shown (default 5)")
     p.add_argument("--quick", action="store_true", help="shorter runs (a smoke check, noisier figures)")
     p.add_argument("--curve", action="store_true", help="add the cost curve: batch 1, 2, 4, ..., 8,192")
-    p.add_argument("--train", action="store_true", help="add a short default PPO run's env-steps/s and learner share")
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="add a short default PPO run's env-steps/s and learner share, without and with overlap",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.set_defaults(func=lambda args: _handle(args, training))

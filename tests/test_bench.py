@@ -24,7 +24,7 @@ def test_bench_json_has_every_figure(capsys) -> None:
 def test_bench_curve_and_training_are_printed(capsys) -> None:
     assert main(["bench", "--quick", "--repeats", "1", "--curve", "--train"]) == 0
     out = capsys.readouterr().out
-    assert "cost curve" in out and "training (ppo" in out and "learner" in out
+    assert "cost curve" in out and "training (ppo" in out and "learner" in out and "with overlap" in out
     rows = out.split("cost curve", 1)[1].splitlines()[2 : 2 + len(CURVE)]
     assert [int(row.split()[0]) for row in rows] == list(CURVE)  # one row per batch, 1 .. 8,192
     memory = [float(row.split()[3]) for row in rows]

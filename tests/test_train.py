@@ -8,6 +8,7 @@ tournament with non-overlapping 95% intervals.
 
 from __future__ import annotations
 
+import copy
 import math
 import shutil
 import signal
@@ -433,12 +434,12 @@ def test_dense_head_benchmark_measures_both_heads(monkeypatch):
         bench.measure(batch=0)
 
 
-@pytest.mark.parametrize("algo", ["ppo", "dmc"])
-def test_resume_continues_exactly(tmp_path, algo):
+@pytest.mark.parametrize(("algo", "overlap"), [("ppo", False), ("dmc", False), ("ppo", True), ("dmc", True)])
+def test_resume_continues_exactly(tmp_path, algo, overlap):
     """A run killed after its first checkpoint and resumed ends with the same weights as one that
-    was never interrupted (league with snapshots and baselines included)."""
+    was never interrupted (league with snapshots and baselines included; with ``overlap`` too)."""
     league = dict(league_self=0.5, league_past=0.25, league_baselines=0.25, baselines=["random"])
-    full = tiny(tmp_path / "a", algo=algo, total_timesteps=2048, checkpoint_every=1024, **league)
+    full = tiny(tmp_path / "a", algo=algo, total_timesteps=2048, checkpoint_every=1024, overlap=overlap, **league)
     result = run_training(full)
     first, last = ckpt.list_checkpoints(Path(full.runs_dir) / "tiny")[:2]
     assert last == result.checkpoint
@@ -496,12 +497,47 @@ def test_a_checkpoint_of_another_observation_version_is_refused(tmp_path):
         load_policy_agent(path)
 
 
-def test_same_seed_same_result(tmp_path):
-    a = run_training(tiny(tmp_path / "a", total_timesteps=768))
-    b = run_training(tiny(tmp_path / "b", total_timesteps=768))
-    c = run_training(tiny(tmp_path / "c", total_timesteps=768, seed=2))
+@pytest.mark.parametrize("overlap", [False, True])
+def test_same_seed_same_result(tmp_path, overlap):
+    a = run_training(tiny(tmp_path / "a", total_timesteps=768, overlap=overlap))
+    b = run_training(tiny(tmp_path / "b", total_timesteps=768, overlap=overlap))
+    c = run_training(tiny(tmp_path / "c", total_timesteps=768, seed=2, overlap=overlap))
     assert same_weights(weights(a.checkpoint), weights(b.checkpoint))
     assert not same_weights(weights(a.checkpoint), weights(c.checkpoint))
+    assert a.global_step == 768
+
+
+def test_overlap_plays_the_next_rollout_with_the_weights_from_before_the_update(tmp_path):
+    """With ``overlap`` the rollout that plays during an update acts with the weights from before
+    it (its recorded log-probabilities are theirs, not the new weights'); the next update learns
+    from it, and the rollouts then act with the new weights."""
+    from train.loop import SelfPlay
+
+    loop = SelfPlay(tiny(tmp_path, total_timesteps=4096, overlap=True))
+    try:
+        loop.start()
+        loop.next_update()
+        first, _ = loop.rollout()
+        before = copy.deepcopy(loop.net)
+        loop.learn(first)
+        assert loop.pending is not None and not same_weights(before.state_dict(), loop.net.state_dict())
+        assert same_weights(loop.acting_net.state_dict(), loop.net.state_dict())  # refreshed after the update
+        loop.next_update()
+        second, _ = loop.rollout()
+        assert loop.pending is None and loop.global_step == 2 * 16 * 16
+
+        def logprobs(net) -> torch.Tensor:
+            b = second.batch(np.arange(second.size))
+            scores, _ = net.score_arrays(b["obs"], b["legal"], b["counts"])
+            picks = torch.as_tensor(b["pick"].astype(np.int64))
+            return torch.log_softmax(scores, 1).gather(1, picks[:, None]).squeeze(1)
+
+        recorded = torch.as_tensor(second.batch(np.arange(second.size))["logprob"])
+        assert torch.allclose(logprobs(before), recorded, atol=1e-5)
+        assert not torch.allclose(logprobs(loop.net), recorded, atol=1e-5)
+    finally:
+        loop.rollouts.close()
+        loop.run.close()
 
 
 def test_checkpoint_write_is_atomic(tmp_path):
@@ -515,10 +551,15 @@ def test_checkpoint_write_is_atomic(tmp_path):
         ckpt.load(path)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_ends_training_with_a_final_checkpoint(tmp_path, sig):
-    """``bigtwo train`` sent SIGTERM or SIGINT mid-run: it finishes the update, writes a checkpoint
-    there, skips the final evaluation, exits with 128 + the signal and leaves no process behind."""
+@pytest.mark.parametrize(
+    ("sig", "overlap"),
+    [(signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGTERM, True)],
+    ids=["SIGTERM", "SIGINT", "SIGTERM-overlap"],
+)
+def test_a_signal_ends_training_with_a_final_checkpoint(tmp_path, sig, overlap):
+    """``bigtwo train`` sent SIGTERM or SIGINT mid-run: it finishes the update (with ``overlap``,
+    the one on the rollout played meanwhile too), writes a checkpoint there, skips the final
+    evaluation, exits with 128 + the signal and leaves no process behind."""
     import psutil
 
     runs = tmp_path / "runs"
@@ -539,6 +580,7 @@ def test_a_signal_ends_training_with_a_final_checkpoint(tmp_path, sig):
         time_limit_minutes=3,
         progress="false",
         device="cpu",
+        overlap=str(overlap).lower(),
     )
     cmd = [sys.executable, "-m", "bigtwo_cli", "train", *(f"--set={k}={v}" for k, v in sets.items())]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -155,6 +155,15 @@ class TrainConfig:
     num_steps: int = setting(
         32, Limit(1, 4_096), "Vector-env steps per rollout: a rollout is ``num_envs * num_steps`` environment steps."
     )
+    # the update on one core while the next rollout plays on the other: ~1.4x env-steps/s here
+    # (docs/performance.md); each batch is then played by the weights from before the previous update
+    overlap: bool = setting(
+        False,
+        None,
+        "Train on each rollout while the next one plays, with the weights from before that update (one "
+        "update behind; PPO's ratio is taken against the weights that played). Off: rollouts and updates "
+        "alternate. Same seed, same run either way.",
+    )
     reward_scale: float = setting(
         0.0,
         Limit(0, 1e6),

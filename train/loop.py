@@ -14,6 +14,11 @@ an update does with them (``update``). The rest is here and in ``train.rollout``
 - ``next_update()``: count an update and set its learning rate (annealed linearly to 0 over
   ``total_timesteps`` when ``anneal_lr``);
 - ``rollout()``: the rollouts' batches of finished decisions (``train.rollout.Batch``), joined;
+- ``learn(batch)``: the algorithm's update on them. With ``overlap`` the next rollout plays
+  meanwhile (the update in a second thread, on the learner's network; the rollout acts with a
+  copy holding the weights from before the update, refreshed after it), so the next ``rollout()``
+  is at hand; it does not when a checkpoint is due or the run ends, so a checkpoint never holds a
+  rollout played but not learned from, and a resumed run is the same run;
 - ``end_update(scalars, ...)``: logs (speed, actors, learner utilisation), the progress bar,
   league snapshots (sent to every rollout's league), periodic evaluations and checkpoints;
 - ``finish()``: the final checkpoint and evaluation; returns the ``RunResult``.
@@ -31,8 +36,8 @@ and the evaluations still to come are skipped.
     while loop.running():
         loop.next_update()
         batch, rollout_seconds = loop.rollout()
-        scalars = loop.algo.update(loop.net, loop.optimizer, batch, cfg, loop.shuffle, loop.device)
-        loop.end_update(scalars, rollout_seconds, update_seconds, postfix)
+        scalars, update_seconds = loop.learn(batch)
+        loop.end_update(scalars, rollout_seconds, update_seconds, loop.algo.postfix(scalars))
     return loop.finish()
 """
 
@@ -41,6 +46,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +63,7 @@ from .config import TrainConfig
 from .decisions import Decisions
 from .episodes import Episodes
 from .policy_agent import PolicyAgent
-from .rollout import LocalRollouts, RolloutSetup, RolloutsFactory, make_scorer, trainer_module
+from .rollout import Batch, LocalRollouts, RolloutSetup, RolloutsFactory, make_scorer, trainer_module
 from .run import Run, final_report
 
 
@@ -114,6 +120,10 @@ class SelfPlay:
         self.device = self.run.device
         self.scale = cfg.resolved_reward_scale(self.variant)
         self.net = make_scorer(cfg, self.variant).to(self.device)
+        # what the rollouts act with: the learner's network, or (overlap) a copy that the update
+        # running beside the rollout does not touch
+        self.acting_net = copy.deepcopy(self.net) if cfg.overlap else self.net
+        self.pending: tuple[list[Batch], float] | None = None  # (overlap) the next rollout, played
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=cfg.adam_eps)
         self.shuffle = np.random.default_rng([cfg.seed, 2])  # minibatch order
         self.episodes = Episodes(0)  # the games the rollouts report, logged per update
@@ -121,7 +131,7 @@ class SelfPlay:
         self.rejected = 0
         run = self.run
         self.rollouts = rollouts(
-            RolloutSetup(cfg, self.variant, self.net, self.device, self.scale, run.dir, run.run_id, run.say)
+            RolloutSetup(cfg, self.variant, self.acting_net, self.device, self.scale, run.dir, run.run_id, run.say)
         )
 
     # ------------------------------------------------------------ start
@@ -147,6 +157,7 @@ class SelfPlay:
         self.run.progress(self.global_step)
         self.start_time, self.start_step = time.time(), self.global_step
         self.update_seconds_total = 0.0
+        self._sync_acting()
 
     def imitate(self) -> None:
         """The warm start (``train.imitation``): the network learns ``cfg.imitate``'s plays first;
@@ -168,7 +179,11 @@ class SelfPlay:
     # ------------------------------------------------------------ the loop
 
     def running(self) -> bool:
-        """Whether the run has steps and time left, and no signal asked it to stop."""
+        """Whether the run has steps and time left, and no signal asked it to stop (or, with
+        ``overlap``, a rollout played during the last update waits to be learned from)."""
+        return self.pending is not None or self._going_on()
+
+    def _going_on(self) -> bool:
         return self.global_step < self.cfg.stop_step and not self.run.out_of_time() and signals.requested() is None
 
     def next_update(self) -> float:
@@ -181,17 +196,49 @@ class SelfPlay:
         return self.lr
 
     def rollout(self) -> tuple[Decisions, float]:
-        """The rollouts' batches of this update, joined (in worker order), and the seconds it took;
-        their steps are counted and their games recorded for the logs."""
-        t0 = time.time()
-        batches = self.rollouts.collect(self.net, self.update - 1)
+        """The rollouts' batches of this update, joined (in worker order), and the seconds it took
+        (with ``overlap``, those played during the last update); their steps are counted and their
+        games recorded for the logs."""
+        batches, seconds = self.pending if self.pending is not None else self._play()
+        self.pending = None
         for b in batches:
             self.global_step += b.steps
             self.episodes.add(b.episodes)
         self.waiting = sum(b.waiting for b in batches)
         self.steps_this_update = sum(b.steps for b in batches)
         self.last_batches = batches  # for benchmarks/ray_bench.py: each worker's own time
-        return Decisions.concat([b.decisions for b in batches]), time.time() - t0
+        return Decisions.concat([b.decisions for b in batches]), seconds
+
+    def _play(self) -> tuple[list[Batch], float]:
+        t0 = time.time()
+        batches = self.rollouts.collect(self.acting_net, self.update - 1)
+        return batches, time.time() - t0
+
+    def learn(self, batch: Decisions) -> tuple[dict[str, float], float]:
+        """The algorithm's update on ``batch``: its scalars and seconds. With ``overlap``, the next
+        rollout plays meanwhile (unless a checkpoint is due or the run ends after this update)."""
+
+        def update() -> tuple[dict[str, float], float]:
+            t0 = time.time()
+            scalars = self.algo.update(self.net, self.optimizer, batch, self.cfg, self.shuffle, self.device)
+            return scalars, time.time() - t0
+
+        if self.cfg.overlap and self.global_step < self.next_checkpoint and self._going_on():
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bigtwo-update") as pool:
+                learning = pool.submit(update)
+                try:
+                    self.pending = self._play()
+                finally:
+                    result = learning.result()  # waits for the update (and raises what it raised)
+        else:
+            result = update()
+        self._sync_acting()
+        return result
+
+    def _sync_acting(self) -> None:
+        """The rollouts act with the learner's weights from now on (with ``overlap``, a copy)."""
+        if self.acting_net is not self.net:
+            self.acting_net.load_state_dict(self.net.state_dict())
 
     def end_update(
         self, scalars: dict[str, float], rollout_seconds: float, update_seconds: float, postfix: dict[str, str]
@@ -309,10 +356,9 @@ def train(cfg: TrainConfig, rollouts: RolloutsFactory = LocalRollouts) -> RunRes
             loop.next_update()
             # 1. rollout: num_steps vector steps per worker, the learner's finished decisions with their targets
             batch, rollout_seconds = loop.rollout()
-            # 2. the update: PPO epochs (train.ppo) or Q regression (train.dmc)
-            t0 = time.time()
-            scalars = loop.algo.update(loop.net, loop.optimizer, batch, cfg, loop.shuffle, loop.device)
-            update_seconds = time.time() - t0
+            # 2. the update: PPO epochs (train.ppo) or Q regression (train.dmc); with overlap, the
+            #    next rollout plays meanwhile
+            scalars, update_seconds = loop.learn(batch)
             # 3. logs, then snapshots, evaluation and checkpoints when due
             loop.end_update(scalars, rollout_seconds, update_seconds, loop.algo.postfix(scalars))
         return loop.finish()
