@@ -465,6 +465,8 @@ def test_resume_refuses_a_different_config(tmp_path):
         run_training(make_config({"lr": 0.1}, base=cfg))
     longer = run_training(make_config({"total_timesteps": 1024}, base=cfg))  # may change on resume
     assert longer.global_step == 1024
+    overlapped = run_training(make_config({"total_timesteps": 1536, "overlap": True}, base=cfg))  # so may overlap
+    assert overlapped.global_step == 1536
 
 
 def test_a_checkpoint_of_another_observation_version_is_refused(tmp_path):
