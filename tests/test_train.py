@@ -67,13 +67,13 @@ def test_shipped_configs_hold_only_what_differs_from_the_defaults():
     shipped YAML sets only fields whose values differ from those defaults (``default.yaml`` none)."""
     from train.config import LIMITS, TrainConfig, allowed_values, defaults
 
-    assert {"default", "ppo", "dmc", "strong"} <= set(config_names())
+    assert {"advised", "default", "ppo", "dmc", "strong"} <= set(config_names())
     docs = field_docs()
     assert set(docs) == set(FIELDS) and all(docs[name].endswith((".", "...")) for name in FIELDS)
     assert all(allowed_values(name) for name in FIELDS), "every field says what it allows"
     assert {name for name, hint in typing.get_type_hints(TrainConfig).items() if hint in (int, float)} == set(LIMITS)
     base = defaults()
-    for name in ("default", "ppo", "dmc", "strong"):
+    for name in config_names():
         data = yaml.safe_load((config_dir() / f"{name}.yaml").read_text()) or {}
         assert set(data) <= set(FIELDS), f"{name}.yaml: unknown fields {set(data) - set(FIELDS)}"
         same = [k for k, v in data.items() if make_config({k: v}).to_dict()[k] == base[k]]
@@ -81,6 +81,10 @@ def test_shipped_configs_hold_only_what_differs_from_the_defaults():
     main_job = yaml.safe_load((config_dir() / "default.yaml").read_text())
     assert main_job["advice"] == main_job["imitate"] == "heuristic:weights=cards", "the main job's recipe"
     assert load_config("strong").hidden_size == 256 and load_config("dmc").algo == "dmc"
+    # the advised recipe: each variant advised by, and warm-started on, the heuristic tuned for its scoring
+    hk, tw = load_config("advised", ["variant=hong-kong"]), load_config("advised")
+    assert hk.variant_settings == {"scoring": "collect"} and hk.advice == hk.imitate == "heuristic:weights=collect"
+    assert "heuristic" in hk.baselines and tw.advice == tw.imitate == "heuristic:weights=cards"
 
 
 def test_default_config_is_taiwan_with_a_time_limit():
