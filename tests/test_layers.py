@@ -122,7 +122,8 @@ import bigtwo_env, agents, arena.tournament, train.loop, train.ppo, train.dmc, t
 from bigtwo_cli import main
 code = main(["train", "--set", "runs_dir={tmp_path}", "--set", "run_name=t", "--set", "total_timesteps=64",
              "--set", "num_envs=8", "--set", "num_steps=8", "--set", "final_eval_deals=0", "--set", "eval_every=0",
-             "--set", "progress=false", "--set", "hidden_size=8", "--set", "pair_size=8", "--set", "device=cpu"])
+             "--set", "progress=false", "--set", "hidden_size=8", "--set", "pair_size=8", "--set", "device=cpu",
+             "--set", "imitate_decisions=256"])
 assert code == 0, code
 assert main(["train", "--ray", "local"]) == 2
 assert main(["tournament", "--ray", "local", "--agents", "random,random,random,random", "--deals", "1"]) == 2

@@ -587,6 +587,7 @@ def test_a_signal_ends_training_with_a_final_checkpoint(tmp_path, sig, overlap):
         progress="false",
         device="cpu",
         overlap=str(overlap).lower(),
+        imitate_decisions=256,  # the default config's warm start, kept small (500k decisions take a minute)
     )
     cmd = [sys.executable, "-m", "bigtwo_cli", "train", *(f"--set={k}={v}" for k, v in sets.items())]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
