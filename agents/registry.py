@@ -8,7 +8,7 @@
 | ``greedy`` | the lowest legal play; passes only when it must | |
 | ``heuristic`` | plans the hand into few plays, keeps control, presses | ``weights`` |
 | ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k``, ``weights``, ``opponent_weights``, ``threads``, ``schedule``, ``scale``, ``infer`` |
-| ``strong`` | search on top of the trained network shipped for the variant (``agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights`` |
+| ``strong`` | search on top of the trained network shipped for the variant (``agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``, ``trust``, ``network`` |
 | a file path | a trained checkpoint, by its suffix's loader (below) | the loader's |
 
 Options may also be written into the name, ``KEY=VALUE`` items after a colon, each value read
@@ -120,7 +120,7 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
     network shipped for it (``agents.pretrained``, loaded by the ``.pt`` loader with the same
     rules required), at ``pretrained.SEARCH_DEFAULTS`` unless options say otherwise;
     ``simulations=0`` is the network alone."""
-    allowed = pretrained.OPTIONS + pretrained.SEARCH_OPTIONS
+    allowed = (*pretrained.OPTIONS, *pretrained.SEARCH_OPTIONS, pretrained.NETWORK)
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise ValueError(
@@ -137,7 +137,19 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
     if network_only and len(given) > 1:
         others = ", ".join(sorted(k for k in given if k != "simulations"))
         raise ValueError(f"strong:simulations=0 is the network alone; it takes no search option ({others})")
-    path = pretrained.weights_path(variant)
+    network = options.pop(pretrained.NETWORK, None)
+    if network is None:
+        path = pretrained.weights_path(variant)
+        trust = pretrained.SHIPPED_TRUST.get(variant.name)
+        if trust is not None and not network_only and "trust" not in given and search["schedule"] == "even":
+            search["trust"] = trust  # measured for the shipped file
+    else:
+        path = Path(str(network)).expanduser()
+        if not path.is_file():
+            raise ValueError(
+                f"strong:network={network!r} is not a file; give a run's checkpoint or an exported .pt file "
+                "(or leave network out for the shipped one)"
+            )
     pretrained.need_torch()
     policy = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **options)
     if network_only:

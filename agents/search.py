@@ -25,7 +25,10 @@ Per move (for a seat with more than one legal play):
    in one compiled kernel (``rollout_state``) run on ``threads`` slices of the copies.
    Each candidate is tried on the same samples, so they are compared on equal deals.
 4. **Choice.** The candidate with the highest mean payoff (weighted mean, with ``infer``) for
-   the observer's seat; ties go to the heuristic's order.
+   the observer's seat; ties go to the heuristic's order. With a prior and ``trust=Z``, the
+   prior's best play stands unless another candidate beats it on the same samples by more than
+   ``Z`` standard errors of the paired difference (the best such candidate then): a strong
+   network's play is not overturned by the noise of a few dozen rollouts per candidate.
 
 Budget: ``simulations`` rollouts per move in all (split evenly over the candidates), or
 ``seconds`` of search per move (batches are run until the time is spent; at least one). With
@@ -155,7 +158,8 @@ class SearchAgent(Agent):
     rollouts; ``opponent_weights``: those of the other seats in the rollouts (default: ``weights``),
     or a mix of sets (``"default+collect"``: ``heuristic.weight_mix``) taken in turn by the samples;
     ``threads``: threads playing the rollouts (default one per core, up to 4; the result does not
-    depend on it)."""
+    depend on it); ``trust``: with a ``prior``, the standard errors by which a candidate must beat
+    the prior's best play to replace it (``None``: the best mean wins; needs ``schedule="even"``)."""
 
     name = "search"
 
@@ -173,6 +177,7 @@ class SearchAgent(Agent):
         schedule: str = "even",
         scale: str = "none",
         infer: str = "none",
+        trust: float | None = None,
     ) -> None:
         super().__init__(variant, seed)
         if prior is not None and not callable(getattr(prior, "scores", None)):
@@ -211,6 +216,22 @@ class SearchAgent(Agent):
                 f"infer must be one of {', '.join(INFERENCES)} (what weighs the sampled hands), got {infer!r}"
             )
         self.infer = infer
+        if trust is not None:
+            if not (
+                isinstance(trust, (int, float, np.integer, np.floating))
+                and not isinstance(trust, (bool, np.bool_))
+                and math.isfinite(trust)
+                and trust >= 0
+            ):
+                raise ValueError(
+                    f"trust must be a finite number >= 0 (standard errors a candidate must beat the prior's play by), "
+                    f"got {trust!r}"
+                )
+            if prior is None:
+                raise ValueError("trust weighs the prior's best play; it needs a prior (e.g. strong's network)")
+            if schedule != "even":
+                raise ValueError("trust compares every candidate on the same samples; use schedule=even")
+        self.trust = None if trust is None else float(trust)
         top_k = check_count("top_k", top_k, "candidate plays")
         if simulations is None and seconds is None:
             simulations = DEFAULT_SIMULATIONS
@@ -249,13 +270,16 @@ class SearchAgent(Agent):
             if n == 1 or scores[g, order[0]] >= BIG / 2:
                 continue
             cands = list(row_ids[order[: self.top_k]])
+            favourite = -1  # with trust: the prior's best play, which stands unless clearly beaten
             if prior is not None:  # the prior's best plays join the heuristic's
                 best = row_ids[np.argsort(-prior[g, :n], kind="stable")[:PRIOR_TOP]]
                 cands += [a for a in best if a not in cands]
+                if self.trust is not None:
+                    favourite = cands.index(best[0])
             if row_ids[0] == 0 and 0 not in cands:
                 cands.append(0)
             if len(cands) > 1:
-                out[g] = self._search(np.asarray(obs[g]), np.array(cands, dtype=np.int64))
+                out[g] = self._search(np.asarray(obs[g]), np.array(cands, dtype=np.int64), favourite)
                 self.stats["searched"] += 1
         self.stats["moves"] += len(counts)
         self.stats["seconds"] += time.perf_counter() - start
@@ -268,8 +292,9 @@ class SearchAgent(Agent):
             self._engines[rows] = (eng, np.zeros((rows, eng.state.legal.shape[1])))
         return self._engines[rows]
 
-    def _search(self, row: np.ndarray, cands: np.ndarray) -> int:
-        """The candidate with the best mean rollout payoff from the position in ``row``."""
+    def _search(self, row: np.ndarray, cands: np.ndarray, favourite: int = -1) -> int:
+        """The candidate with the best mean rollout payoff from the position in ``row``; with
+        ``favourite >= 0`` (``trust``), that candidate unless one beats it by ``trust`` standard errors."""
         P, cpp, T = self.variant.players, self.variant.cards_per_player, self.table
         d = decode_observation(row, P)
         hand = _mask(d["hand"])
@@ -333,8 +358,11 @@ class SearchAgent(Agent):
         if self.schedule == "halving":
             best, means = self._halving(cands, deal, rollouts, budget)
         else:
-            means = self._even(cands, deal, rollouts, budget)
+            means, z = self._even(cands, deal, rollouts, budget, favourite)
             best = int(np.argmax(means))
+            if favourite >= 0:
+                beats = z > self.trust
+                best = int(np.argmax(np.where(beats, means, -np.inf))) if beats.any() else favourite
         self.last_values = {int(a): float(v) for a, v in zip(cands, means, strict=True)}
         return int(cands[best])
 
@@ -347,10 +375,18 @@ class SearchAgent(Agent):
         dealt = self.variant.players * self.variant.cards_per_player
         return int(round(self.simulations * min(MAX_SCALE, max(1.0, dealt / in_hands))))
 
-    def _even(self, cands: np.ndarray, deal, rollouts, budget: int | None) -> np.ndarray:
+    def _even(
+        self, cands: np.ndarray, deal, rollouts, budget: int | None, favourite: int = -1
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """Mean payoff of each candidate, every one tried on the same samples: ``budget``
-        rollouts split evenly, or batches until ``seconds`` are spent."""
+        rollouts split evenly, or batches until ``seconds`` are spent; with ``favourite >= 0``,
+        also each candidate's paired z against it (its mean gain over the favourite on the same
+        samples in standard errors; 0 for the favourite, and where the difference never varies
+        and is not positive)."""
         C = len(cands)
+        diff = np.zeros(C)  # favourite: weighted sums of the paired differences and of their squares
+        diff2 = np.zeros(C)
+        weights2 = 0.0
         per_batch = max(1, ROWS_PER_BATCH // C)
         total = 0 if budget is None else max(1, -(-budget // C))  # samples, rounded up
         sums = np.zeros(C)
@@ -360,8 +396,14 @@ class SearchAgent(Agent):
         while True:
             s_b = per_batch if self.seconds is not None else min(per_batch, total - done)
             hands, weight, others = deal(s_b)
-            sums += weight @ rollouts(hands, others, cands)
+            values = rollouts(hands, others, cands)
+            sums += weight @ values
             weights += weight.sum()
+            if favourite >= 0:
+                d = values - values[:, favourite : favourite + 1]
+                diff += weight @ d
+                diff2 += weight @ (d * d)
+                weights2 += float(weight @ weight)
             done += s_b
             if self.seconds is None:
                 if done >= total:
@@ -370,7 +412,9 @@ class SearchAgent(Agent):
                 spent = time.perf_counter() - t0
                 if spent + spent / done * s_b > self.seconds:
                     break
-        return sums / weights
+        if favourite < 0:
+            return sums / weights, None
+        return sums / weights, _paired_z(diff, diff2, weights, weights2)
 
     def _halving(self, cands: np.ndarray, deal, rollouts, budget: int) -> tuple[int, np.ndarray]:
         """Sequential halving: ``ceil(log2 C)`` rounds share ``budget`` rollouts; each round tries the
@@ -425,3 +469,21 @@ class SearchAgent(Agent):
             min_rows=2,
         )
         return payoff
+
+
+def _paired_z(diff: np.ndarray, diff2: np.ndarray, weights: float, weights2: float) -> np.ndarray:
+    """Each candidate's mean paired difference over the favourite in standard errors, from the
+    weighted sums of the differences (``diff``) and of their squares (``diff2``), the sum of the
+    weights and of their squares (the effective sample size is ``weights**2 / weights2``). A
+    difference that never varies counts as infinitely sure when positive, 0 otherwise.
+
+    >>> _paired_z(np.array([0.0, 4.0, -2.0, 4.0]), np.array([0.0, 8.0, 4.0, 4.0]), 4.0, 4.0)
+    array([ 0.        ,  1.73205081, -1.        ,         inf])
+    """
+    mean = diff / weights
+    var = np.maximum(diff2 / weights - mean * mean, 0.0)
+    n = weights * weights / weights2
+    se = np.sqrt(var / max(n - 1.0, 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, mean / se, np.where(mean > 0, np.inf, 0.0))
+    return z

@@ -75,7 +75,7 @@ AGENT_OPTIONS: dict[str, tuple[str, ...]] = {
     "random": (),
     "greedy": (),
     "heuristic": ("weights",),
-    "search": SEARCH_OPTIONS,
+    "search": tuple(o for o in SEARCH_OPTIONS if o != "trust"),  # trust weighs a prior: strong's network
     STRONG: SEARCH_OPTIONS,
 }
 MAX_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its largest, 4x the given one)

@@ -190,6 +190,74 @@ def test_strong_with_search_adds_the_networks_best_plays(strong_dir):
     assert agent.stats["searched"] > 0
 
 
+def test_strong_network_option_searches_on_another_network(strong_dir, trained_run, no_strong):
+    from agents.search import SearchAgent
+    from bigtwo_web.room import RoomError, check_agent
+    from train.export import find_checkpoint
+
+    checkpoint = find_checkpoint(trained_run)  # a run's checkpoint, not an exported file; none is shipped here
+    agent = make_agent(f"strong:network={checkpoint},simulations=8", "taiwan", seed=0)
+    assert isinstance(agent, SearchAgent) and agent.name == "strong" and agent.prior.provenance["steps"] == 256
+    alone = make_agent(f"strong:network={checkpoint},simulations=0", "taiwan", seed=0)
+    assert alone.name == "strong-network" and not isinstance(alone, SearchAgent)
+    with pytest.raises(ValueError, match=r"strong:network='nowhere.pt' is not a file; give a run's checkpoint"):
+        make_agent("strong:network=nowhere.pt", "taiwan")
+    with pytest.raises(RoomError, match="option 'network' is not allowed on this server"):
+        check_agent(f"strong:network={checkpoint}")  # a web seat never names a server path
+
+
+def test_shipped_hong_kong_strong_trusts_its_network(monkeypatch):
+    pytest.importorskip("torch")
+    from agents.pretrained import SHIPPED_TRUST
+
+    monkeypatch.delenv(ENV_VAR, raising=False)  # the package's own files
+    variant = load_variant("hong-kong", scoring="collect")
+    assert make_agent("strong", variant, seed=0).trust == SHIPPED_TRUST["hong-kong"] == 4.0
+    assert make_agent("strong:trust=0.5", variant, seed=0).trust == 0.5
+    assert make_agent("strong:schedule=halving", variant, seed=0).trust is None  # halving cannot weigh it
+    shipped = ROOT / "agents" / "pretrained" / "hong-kong.pt"
+    assert make_agent(f"strong:network={shipped}", variant, seed=0).trust is None  # measured for the shipped file only
+    assert make_agent("strong", "taiwan", seed=0).trust is None  # no trust measured for taiwan's file
+
+
+def test_strong_trust_keeps_the_networks_play_unless_clearly_beaten(strong_dir):
+    from agents.heuristic import BIG
+    from agents.search import SearchAgent
+
+    eng = Engine("taiwan", num_games=8, seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        ids, n = eng.legal_actions()
+        eng.step(ids[np.arange(8), (rng.random(8) * n).astype(np.int64)])
+    ids, n = eng.legal_actions()
+    obs = eng.observe()
+    stubborn = make_agent("strong:simulations=24,trust=1e9", "taiwan", seed=0)
+    assert stubborn.trust == 1e9
+    favourite = stubborn.prior.scores(obs, ids, n)
+    heuristic = stubborn.heuristic.scores(obs, ids, n)
+    acts = stubborn.act(obs, ids, n)
+    for g in range(8):  # the network's best play, unless the heuristic's best ends the game
+        row = ids[g, : n[g]]
+        ends = heuristic[g, : n[g]].max() >= BIG / 2
+        expected = row[np.argmax(heuristic[g, : n[g]])] if ends else row[np.argmax(favourite[g, : n[g]])]
+        assert acts[g] == expected
+    # with trust=0 a candidate that beats the network's play on the samples at all replaces it
+    eager = make_agent("strong:simulations=24,trust=0", "taiwan", seed=0)
+    eager.act(obs, ids, n)
+    assert eager.stats["searched"] > 0
+    for bad, message in [
+        (-1, "trust must be a finite number >= 0"),
+        (float("nan"), "trust must be a finite number >= 0"),
+        (True, "trust must be a finite number >= 0"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            SearchAgent(eng.variant, prior=stubborn.prior, trust=bad)
+    with pytest.raises(ValueError, match="trust weighs the prior's best play; it needs a prior"):
+        SearchAgent(eng.variant, trust=1.0)
+    with pytest.raises(ValueError, match="trust compares every candidate on the same samples; use schedule=even"):
+        SearchAgent(eng.variant, prior=stubborn.prior, trust=1.0, schedule="halving", simulations=16)
+
+
 def test_strong_scores_on_one_torch_thread_and_restores_the_setting(strong_dir):
     import torch
 

@@ -11,7 +11,10 @@ the opponents are modelled as ``default``); with ``weights`` given, the opponent
 unless ``opponent_weights`` is given as well. The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
 ``strong:simulations=0`` plays the network alone (best-scored play), and the search options
-(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``) change the search.
+(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``,
+``trust``) change the search. ``strong:network=PATH`` searches on top of another network (a run's
+checkpoint or an exported file, trained on the variant's rules) instead of the shipped one, so two
+networks' ``strong`` can meet at one table.
 The files:
 
 | what | where |
@@ -63,7 +66,9 @@ SEARCH_OPTIONS = (
     "infer",
     "weights",
     "opponent_weights",
+    "trust",
 )
+NETWORK = "network"  # strong:network=PATH: that checkpoint or exported file instead of the shipped one (not on the web)
 # the search ``strong`` plays with no options (measured: docs/strong.md), with the
 # heuristic weights ``search_weights`` picks; simulations=0: the network alone
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
@@ -72,6 +77,10 @@ SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 # model of the opponents alone lost to searching tables, so it is mixed with the tuned set; under
 # ``cards`` (taiwan) the default model alone beat both heuristics and searchers
 STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+collect"), "cards": ("cards", "default")}
+# the trust (``agents.search``: standard errors a candidate must beat the network's best play by) that
+# ``strong`` plays with the file shipped for a variant, where measured better than the plain search
+# (docs/strong.md, "The networks shipped now"); not with ``network=PATH``, ``trust=...`` or ``schedule=halving``
+SHIPPED_TRUST: dict[str, float] = {"hong-kong": 4.0}
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
