@@ -64,7 +64,7 @@ import time
 import numpy as np
 
 from bigtwo_env import kernels
-from bigtwo_env.checks import check_count
+from bigtwo_env.checks import check_count, is_finite_number
 from bigtwo_env.engine import THREADS, Engine, run_batched
 from bigtwo_env.jit import njit
 from bigtwo_env.observation import FULL, absolute_seat, decode_observation, relative_seat
@@ -187,12 +187,7 @@ class SearchAgent(Agent):
         self.prior = prior
         if simulations is not None:
             simulations = check_count("simulations", simulations, "rollouts per move")
-        if seconds is not None and not (
-            isinstance(seconds, (int, float, np.integer, np.floating))
-            and not isinstance(seconds, (bool, np.bool_))
-            and math.isfinite(seconds)
-            and seconds > 0
-        ):
+        if seconds is not None and not (is_finite_number(seconds) and seconds > 0):
             raise ValueError(f"seconds must be a positive finite number (seconds per move), got {seconds!r}")
         self.threads = (
             THREADS if threads is None else check_count("threads", threads, "rollout threads; default one per core")
@@ -217,12 +212,7 @@ class SearchAgent(Agent):
             )
         self.infer = infer
         if trust is not None:
-            if not (
-                isinstance(trust, (int, float, np.integer, np.floating))
-                and not isinstance(trust, (bool, np.bool_))
-                and math.isfinite(trust)
-                and trust >= 0
-            ):
+            if not (is_finite_number(trust) and trust >= 0):
                 raise ValueError(
                     f"trust must be a finite number >= 0 (standard errors a candidate must beat the prior's play by), "
                     f"got {trust!r}"

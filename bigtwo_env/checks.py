@@ -24,6 +24,7 @@ ValueError: threads must be a positive integer (rollout threads), got 0
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -32,6 +33,19 @@ import numpy as np
 def is_whole(value: object) -> bool:
     """An ``int`` or NumPy integer, and not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def is_finite_number(value: object) -> bool:
+    """An ``int``, ``float`` or NumPy number that is finite, and not a bool.
+
+    >>> is_finite_number(0.5), is_finite_number(3), is_finite_number(float("nan")), is_finite_number(True)
+    (True, True, False, False)
+    """
+    return (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(value)
+    )
 
 
 def is_seat(value: object, players: int) -> bool:

@@ -241,9 +241,13 @@ def test_strong_trust_keeps_the_networks_play_unless_clearly_beaten(strong_dir):
         ends = heuristic[g, : n[g]].max() >= BIG / 2
         expected = row[np.argmax(heuristic[g, : n[g]])] if ends else row[np.argmax(favourite[g, : n[g]])]
         assert acts[g] == expected
-    # with trust=0 a candidate that beats the network's play on the samples at all replaces it
+    # with trust=0 a candidate that beats the network's play on the samples at all replaces it: the best mean wins
     eager = make_agent("strong:simulations=24,trust=0", "taiwan", seed=0)
-    eager.act(obs, ids, n)
+    for g in range(8):
+        before = eager.stats["searched"]
+        (act,) = eager.act(obs[g : g + 1], ids[g : g + 1], n[g : g + 1])
+        if eager.stats["searched"] > before:
+            assert eager.last_values[int(act)] == pytest.approx(max(eager.last_values.values()), abs=1e-9)
     assert eager.stats["searched"] > 0
     for bad, message in [
         (-1, "trust must be a finite number >= 0"),
