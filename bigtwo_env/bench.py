@@ -17,7 +17,8 @@ a dense int8 mask of the whole batch) and the process's peak resident memory.
 (``CURVE``), per batch the time of one vector step, the env-steps/s and the memory the engine
 holds (state, observation buffer, action table), so a user sees how cost scales with the batch.
 ``--train`` adds the training figure: a short default PPO run (``train.bench``: a fixed number of
-updates, no evaluations or checkpoints) in env-steps/s and the learner's share of its wall time;
+updates, no evaluations or checkpoints) in env-steps/s and the learner's share of its wall time,
+with rollouts and updates alternating or overlapping, in float32 and in bfloat16 (``precision``);
 the ``bigtwo`` command hands that measurement in (``register(training=...)``), as this package
 never imports the trainers.
 
@@ -47,6 +48,13 @@ BATCHES = (1, 64, 1024, 4096)
 CURVE = tuple(2**i for i in range(14))  # 1, 2, 4, ..., 8,192: the cost curve's batch sizes
 CURVE_STEPS = 16_384  # env-steps per timed run of a curve point (at least 5 vector steps)
 Training = Callable[[str, int, bool], dict]  # (variant, repeats, quick) -> figures
+# the training figure's rows: (key prefix in train.bench.training_figures, label)
+TRAIN_ROWS = (
+    ("", "alternating, float32"),
+    ("overlap_", "overlap, float32"),
+    ("bf16_", "alternating, bfloat16"),
+    ("overlap_bf16_", "overlap, bfloat16"),
+)
 
 
 def _median_rate(run: Callable[[], int], repeats: int) -> float:
@@ -198,12 +206,13 @@ def _print_table(result: dict) -> None:
             )
     if "training" in result:
         t = result["training"]
-        print(
-            f"training ({t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates): "
-            f"{t['env_steps_per_s']:,.0f} env-steps/s, learner {t['learner_share']:.0%} of the wall time; "
-            f"with overlap {t['overlap_env_steps_per_s']:,.0f} env-steps/s, learner "
-            f"{t['overlap_learner_share']:.0%}"
-        )
+        print(f"training ({t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates):")
+        print(f"  {'setting':<28} {'env-steps/s':>12} {'learner':>8}")
+        for key, label in TRAIN_ROWS:
+            if f"{key}env_steps_per_s" in t:
+                print(f"  {label:<28} {t[f'{key}env_steps_per_s']:>12,.0f} {t[f'{key}learner_share']:>8.0%}")
+        native = "native on this machine" if t.get("bf16_native") else "emulated on this machine (slower)"
+        print(f"  bfloat16 matmuls: {native}; precision: auto picks bfloat16 only where native")
 
 
 def _handle(args: argparse.Namespace, training: Training | None = None) -> int:
@@ -229,7 +238,7 @@ def register(sub: argparse._SubParsersAction, training: Training | None = None) 
     p.add_argument(
         "--train",
         action="store_true",
-        help="add a short default PPO run's env-steps/s and learner share, without and with overlap",
+        help="add a short default PPO run's env-steps/s and learner share: alternating or overlap, float32 or bfloat16",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.set_defaults(func=lambda args: _handle(args, training))

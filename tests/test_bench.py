@@ -24,7 +24,12 @@ def test_bench_json_has_every_figure(capsys) -> None:
 def test_bench_curve_and_training_are_printed(capsys) -> None:
     assert main(["bench", "--quick", "--repeats", "1", "--curve", "--train"]) == 0
     out = capsys.readouterr().out
-    assert "cost curve" in out and "training (ppo" in out and "learner" in out and "with overlap" in out
+    assert "cost curve" in out and "training (ppo" in out and "learner" in out
+    settings = out.split("training (ppo", 1)[1].splitlines()[2:6]  # one row per setting, side by side
+    labels = ["alternating, float32", "overlap, float32", "alternating, bfloat16", "overlap, bfloat16"]
+    assert [row[2:30].strip() for row in settings] == labels
+    assert all(float(row[30:43].replace(",", "")) > 0 for row in settings)
+    assert "bfloat16 matmuls:" in out
     rows = out.split("cost curve", 1)[1].splitlines()[2 : 2 + len(CURVE)]
     assert [int(row.split()[0]) for row in rows] == list(CURVE)  # one row per batch, 1 .. 8,192
     memory = [float(row.split()[3]) for row in rows]

@@ -503,14 +503,49 @@ def test_a_checkpoint_of_another_observation_version_is_refused(tmp_path):
         load_policy_agent(path)
 
 
-@pytest.mark.parametrize("overlap", [False, True])
-def test_same_seed_same_result(tmp_path, overlap):
-    a = run_training(tiny(tmp_path / "a", total_timesteps=768, overlap=overlap))
-    b = run_training(tiny(tmp_path / "b", total_timesteps=768, overlap=overlap))
-    c = run_training(tiny(tmp_path / "c", total_timesteps=768, seed=2, overlap=overlap))
+@pytest.mark.parametrize(("overlap", "precision"), [(False, "float32"), (True, "float32"), (False, "bfloat16")])
+def test_same_seed_same_result(tmp_path, overlap, precision):
+    a = run_training(tiny(tmp_path / "a", total_timesteps=768, overlap=overlap, precision=precision))
+    b = run_training(tiny(tmp_path / "b", total_timesteps=768, overlap=overlap, precision=precision))
+    c = run_training(tiny(tmp_path / "c", total_timesteps=768, seed=2, overlap=overlap, precision=precision))
     assert same_weights(weights(a.checkpoint), weights(b.checkpoint))
     assert not same_weights(weights(a.checkpoint), weights(c.checkpoint))
     assert a.global_step == 768
+
+
+def test_bfloat16_training_keeps_float32_weights_and_exports_a_float32_player(tmp_path):
+    """``precision: bfloat16`` runs the passes in bfloat16 (the run differs from float32's), but the
+    weights stay float32, the checkpoint does not carry the precision, and its agent plays float32."""
+    from train.policy_agent import load_policy_agent
+
+    half = run_training(tiny(tmp_path / "h", total_timesteps=512, precision="bfloat16"))
+    full = run_training(tiny(tmp_path / "f", total_timesteps=512))
+    w = weights(half.checkpoint)
+    assert all(t.dtype == torch.float32 for t in w.values())
+    assert not same_weights(w, weights(full.checkpoint))
+    agent = load_policy_agent(half.checkpoint)
+    assert agent.net.precision == "float32"
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16, auto, got 'float16'"):
+        ActionScorer(8, np.zeros((3, 64), np.float32), precision="float16")
+
+
+def test_a_bfloat16_pass_scores_like_float32():
+    """The same network in bfloat16 scores the same plays within bfloat16's rounding, keeps -inf on
+    the padding, and hands back float32."""
+    torch.manual_seed(0)
+    net = ActionScorer(obs_size(4), action_features(load_variant("taiwan")), 64, 2, 32, 1)
+    obs = (torch.rand(64, obs_size(4)) < 0.16).float()
+    legal = torch.randint(0, 19000, (64, 9))
+    counts = torch.randint(1, 10, (64,))
+    scores, value = net(obs, legal, counts)
+    net.precision = "bfloat16"
+    half_scores, half_value = net(obs, legal, counts)
+    assert half_scores.dtype == half_value.dtype == torch.float32
+    assert torch.equal(torch.isinf(scores), torch.isinf(half_scores))
+    finite = ~torch.isinf(scores)
+    assert torch.allclose(half_scores[finite], scores[finite], atol=0.05 * scores[finite].abs().max().item())
+    assert torch.allclose(half_value, value, atol=0.05 * value.abs().max().item())
+    assert not torch.equal(half_value, value)  # it did run in bfloat16
 
 
 def test_overlap_plays_the_next_rollout_with_the_weights_from_before_the_update(tmp_path):

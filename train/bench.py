@@ -3,13 +3,17 @@
 ``training_figures`` trains the ``default`` config (PPO, ``num_envs`` matches in this process,
 its advice and league; no warm start) for a fixed number of updates after one warm-up update
 (kernels load, the network's first pass), with no evaluations and no checkpoints, in a throw-away
-run folder, once with rollouts and updates alternating and once with ``overlap`` (the update
-beside the next rollout), the two taking turns, and reports the median over ``repeats`` runs of:
+run folder, in each of the ``SETTINGS`` (rollouts and updates alternating or ``overlap``, the update
+beside the next rollout; ``precision`` float32 or bfloat16), the settings taking turns, and reports
+the median over ``repeats`` runs of, per setting ``KEY`` (``""``, ``overlap_``, ``bf16_``,
+``overlap_bf16_``):
 
-- ``env_steps_per_s``: environment steps trained per second of wall time (rollouts and updates);
-- ``learner_share``: the updates' share of that wall time (what ``charts/learner_utilisation``
+- ``KEYenv_steps_per_s``: environment steps trained per second of wall time (rollouts and updates);
+- ``KEYlearner_share``: the updates' share of that wall time (what ``charts/learner_utilisation``
   logs in a real run, ``train.loop``);
-- ``overlap_env_steps_per_s`` and ``overlap_learner_share``: the same with ``overlap``.
+
+and ``bf16_native``: whether this machine runs bfloat16 matmuls natively (``precision: auto``
+picks bfloat16 only then; elsewhere bfloat16 is emulated, and slower).
 
 ``bigtwo_env.bench`` prints it; this module sits in ``train`` because the engine's package never
 imports the trainers (the ``bigtwo`` command hands ``training_figures`` to it).
@@ -29,8 +33,17 @@ if TYPE_CHECKING:
 UPDATES = 3  # timed updates per run (one more, untimed, warms up)
 
 
+# (figure key prefix, overlap, precision), measured side by side
+SETTINGS = (
+    ("", False, "float32"),
+    ("overlap_", True, "float32"),
+    ("bf16_", False, "bfloat16"),
+    ("overlap_bf16_", True, "bfloat16"),
+)
+
+
 def _one_run(
-    variant: str, updates: int, quick: bool, runs_dir: str, run: int, overlap: bool
+    variant: str, updates: int, quick: bool, runs_dir: str, run: int, overlap: bool, precision: str = "float32"
 ) -> tuple[float, float, int, str]:
     """Trained env-steps/s and the learner's share of one run, its ``num_envs`` and algorithm."""
     from .config import load_config
@@ -39,7 +52,7 @@ def _one_run(
     settings = {
         "variant": variant,
         "runs_dir": runs_dir,
-        "run_name": f"bench_{run}_{int(overlap)}",
+        "run_name": f"bench_{run}_{int(overlap)}_{precision}",
         "total_timesteps": 10**12,
         "time_limit_minutes": 0,
         "eval_every": 0,
@@ -48,6 +61,7 @@ def _one_run(
         "progress": False,
         "imitate": "",
         "overlap": overlap,
+        "precision": precision,
     }
     if quick:
         settings.update({"num_envs": 32, "num_steps": 8})
@@ -91,22 +105,29 @@ def timed_updates(loop: SelfPlay, updates: int) -> Timed:
         loop.run.close()
 
 
-def training_figures(variant: str, repeats: int, quick: bool = False, updates: int = UPDATES) -> dict[str, float | str]:
-    """``env_steps_per_s`` and ``learner_share`` of the default PPO config, alternating and with
-    ``overlap`` (see the module docstring), medians of ``repeats`` runs each; ``quick``: 32
+def training_figures(
+    variant: str, repeats: int, quick: bool = False, updates: int = UPDATES
+) -> dict[str, float | str | bool]:
+    """``env_steps_per_s`` and ``learner_share`` of the default PPO config in each of the
+    ``SETTINGS`` (see the module docstring), medians of ``repeats`` runs each; ``quick``: 32
     matches, 8 steps per rollout."""
-    runs: dict[bool, list[tuple[float, float, int, str]]] = {False: [], True: []}
+    import torch
+
+    from .networks import has_bfloat16
+
+    runs: dict[str, list[tuple[float, float, int, str]]] = {key: [] for key, _, _ in SETTINGS}
     with tempfile.TemporaryDirectory(prefix="bigtwo-bench-") as runs_dir:
         for r in range(repeats):
-            for overlap in (False, True):  # side by side: the machine's load moves both alike
-                runs[overlap].append(_one_run(variant, updates, quick, runs_dir, r, overlap))
-    first = runs[False][0]
-    return {
+            for key, overlap, precision in SETTINGS:  # side by side: the machine's load moves all alike
+                runs[key].append(_one_run(variant, updates, quick, runs_dir, r, overlap, precision))
+    first = runs[""][0]
+    out: dict[str, float | str | bool] = {
         "algo": first[3],
         "num_envs": float(first[2]),
         "updates": float(updates),
-        "env_steps_per_s": statistics.median(r[0] for r in runs[False]),
-        "learner_share": statistics.median(r[1] for r in runs[False]),
-        "overlap_env_steps_per_s": statistics.median(r[0] for r in runs[True]),
-        "overlap_learner_share": statistics.median(r[1] for r in runs[True]),
+        "bf16_native": has_bfloat16(torch.device("cuda" if torch.cuda.is_available() else "cpu")),
     }
+    for key, rows in runs.items():
+        out[f"{key}env_steps_per_s"] = statistics.median(r[0] for r in rows)
+        out[f"{key}learner_share"] = statistics.median(r[1] for r in rows)
+    return out

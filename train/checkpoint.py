@@ -34,7 +34,7 @@ optimizer, RNG states, the vector env's matches, pending decisions, league, coun
 killed with ``kill -9`` loses only the steps since that checkpoint. Given the same seed, a
 resumed run continues exactly as the uninterrupted one would have (``tests/test_train.py``).
 Only fields that do not change what is learned may differ from the saved config on resume
-(``RESUMABLE_CHANGES``: run length, time limit, logging, evaluation, device, threads, overlap);
+(``RESUMABLE_CHANGES``: run length, time limit, logging, evaluation, device, threads, overlap, precision);
 ``env_state`` and ``rng_state`` (with their ``load_`` inverses) are the resume state's parts.
 """
 
@@ -365,6 +365,7 @@ RESUMABLE_CHANGES = {
     "progress",
     "device",
     "overlap",
+    "precision",
     "torch_threads",
     "runs_dir",
     "run_name",

@@ -48,6 +48,7 @@ from bigtwo_env.settings import parse_settings
 from bigtwo_env.variant import DEFAULT_VARIANT, Variant, read_yaml_mapping
 
 ALGOS = ("ppo", "dmc")
+PRECISIONS = ("float32", "bfloat16", "auto")  # the arithmetic of a network's passes (train.networks.compute_dtype)
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,16 @@ class TrainConfig:
         "Train on each rollout while the next one plays, with the weights from before that update (one "
         "update behind; PPO's ratio is taken against the weights that played). Off: rollouts and updates "
         "alternate. Same seed, same run either way.",
+    )
+    # float32 by default: on this project's CPU (AVX-512 BF16) bfloat16 trains the default network no
+    # faster, the strong config's 256-wide one 1.21x (docs/performance.md, "Precision")
+    precision: str = setting(
+        "float32",
+        ", ".join(PRECISIONS),
+        "Arithmetic of the network's passes while training (acting and update): ``float32``; ``bfloat16`` "
+        "(torch.autocast: the matmuls in bfloat16, the weights, optimizer and losses float32; fast on CPUs "
+        "with AVX-512 BF16 or AMX and on GPUs with bf16, slower than float32 elsewhere); ``auto``: bfloat16 "
+        "where the device has it, else float32. Exported networks play in float32.",
     )
     reward_scale: float = setting(
         0.0,
@@ -391,6 +402,8 @@ def _check(source: str, name: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise fail("text")
         if name == "algo" and value not in ALGOS:
+            raise fail()
+        if name == "precision" and value not in PRECISIONS:
             raise fail()
         if name == "device" and not DEVICE.match(value):
             raise fail()

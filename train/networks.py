@@ -41,6 +41,8 @@ at the default's ~30k environment steps/s would be out of reach.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 from torch import nn
@@ -50,6 +52,7 @@ from bigtwo_env.observation import NUM_KINDS
 from bigtwo_env.variant import Variant
 
 from .advice import Adviser, make_adviser
+from .config import PRECISIONS
 
 ACTION_FEATURES = 52 + NUM_KINDS + 2
 
@@ -69,6 +72,34 @@ def action_features(variant: Variant) -> np.ndarray:
     denom = np.maximum(top[t.sizes.astype(np.int64)], 1.0)
     out[:, 53 + NUM_KINDS] = t.strength / denom
     return out
+
+
+def has_bfloat16(device: torch.device) -> bool:
+    """Whether ``device`` runs bfloat16 matmuls natively: a GPU with bf16, or a CPU with AVX-512 BF16
+    or AMX (elsewhere torch emulates them, slower than float32)."""
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities"):
+        caps = torch.cpu.get_capabilities()
+        return bool(caps.get("avx512_bf16") or caps.get("amx_bf16"))
+    return False
+
+
+@functools.cache
+def compute_dtype(precision: str, device_type: str) -> torch.dtype | None:
+    """The dtype ``torch.autocast`` runs a network's passes in for ``precision`` (``PRECISIONS``) on a
+    device of ``device_type``; ``None``: plain float32, no autocast.
+
+    >>> compute_dtype("float32", "cpu") is None, compute_dtype("bfloat16", "cpu")
+    (True, torch.bfloat16)
+    """
+    if precision == "float32":
+        return None
+    if precision == "bfloat16":
+        return torch.bfloat16
+    if precision == "auto":
+        return torch.bfloat16 if has_bfloat16(torch.device(device_type)) else None
+    raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
@@ -93,7 +124,9 @@ class ActionScorer(nn.Module):
     """Scores the legal plays of each decision, plus a state value; see the module docstring.
 
     ``forward(obs (B, D), legal_ids (B, L) long, legal_counts (B,) long)`` returns ``(scores
-    (B, L) with -inf past each row's count, value (B,))``."""
+    (B, L) with -inf past each row's count, value (B,))``, float32. With ``precision`` ``bfloat16``
+    (or ``auto`` on a device that has it) the passes run under ``torch.autocast``: the matmuls in
+    bfloat16, the weights (and their gradients) float32."""
 
     def __init__(
         self,
@@ -106,8 +139,13 @@ class ActionScorer(nn.Module):
         score_std: float = 0.01,
         advice: str = "",
         adviser: Adviser | None = None,
+        precision: str = "float32",
     ) -> None:
         super().__init__()
+        compute_dtype(precision, "cpu")  # refuses an unknown precision now, not at the first pass
+        # the arithmetic of the passes (``PRECISIONS``; the trainers set it from their config): not a
+        # constructor kwarg that checkpoints keep, so an exported network plays in float32
+        self.precision = precision
         self.kwargs = dict(
             obs_size=obs_size,
             hidden_size=hidden_size,
@@ -143,6 +181,20 @@ class ActionScorer(nn.Module):
         legal_ids: torch.Tensor,
         legal_counts: torch.Tensor,
         advised: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        dtype = compute_dtype(self.precision, obs.device.type)
+        if dtype is None:
+            return self._forward(obs, legal_ids, legal_counts, advised)
+        with torch.autocast(obs.device.type, dtype=dtype):
+            scores, value = self._forward(obs, legal_ids, legal_counts, advised)
+        return scores.float(), value.float()
+
+    def _forward(
+        self,
+        obs: torch.Tensor,
+        legal_ids: torch.Tensor,
+        legal_counts: torch.Tensor,
+        advised: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         state = self.state_encoder(obs)
         value = self.value(state).squeeze(-1)

@@ -83,7 +83,8 @@ def trainer_module(algo: str) -> ModuleType:
 
 def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
     """The freshly initialised ``ActionScorer`` the config describes, for ``variant``'s observation
-    and plays, its output layer scaled as ``cfg.algo``'s trainer wants (``SCORE_STD``)."""
+    and plays, its output layer scaled as ``cfg.algo``'s trainer wants (``SCORE_STD``), its passes in
+    the config's ``precision``."""
     return ActionScorer(
         obs_size(variant.players),
         action_features(variant),
@@ -94,6 +95,7 @@ def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
         score_std=trainer_module(cfg.algo).SCORE_STD,
         advice=cfg.advice,
         adviser=make_adviser(cfg.advice, variant),
+        precision=cfg.precision,
     )
 
 
