@@ -206,7 +206,7 @@ def test_strong_network_option_searches_on_another_network(strong_dir, trained_r
         check_agent(f"strong:network={checkpoint}")  # a web seat never names a server path
 
 
-def test_shipped_hong_kong_strong_trusts_its_network(monkeypatch):
+def test_shipped_strong_trusts_its_network(monkeypatch):
     pytest.importorskip("torch")
     from agents.pretrained import SHIPPED_TRUST
 
@@ -217,7 +217,7 @@ def test_shipped_hong_kong_strong_trusts_its_network(monkeypatch):
     assert make_agent("strong:schedule=halving", variant, seed=0).trust is None  # halving cannot weigh it
     shipped = ROOT / "agents" / "pretrained" / "hong-kong.pt"
     assert make_agent(f"strong:network={shipped}", variant, seed=0).trust is None  # measured for the shipped file only
-    assert make_agent("strong", "taiwan", seed=0).trust is None  # no trust measured for taiwan's file
+    assert make_agent("strong", "taiwan", seed=0).trust == SHIPPED_TRUST["taiwan"] == 4.0
 
 
 def test_strong_trust_keeps_the_networks_play_unless_clearly_beaten(strong_dir):

@@ -80,7 +80,7 @@ STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+co
 # the trust (``agents.search``: standard errors a candidate must beat the network's best play by) that
 # ``strong`` plays with the file shipped for a variant, where measured better than the plain search
 # (docs/strong.md, "The networks shipped now"); not with ``network=PATH``, ``trust=...`` or ``schedule=halving``
-SHIPPED_TRUST: dict[str, float] = {"hong-kong": 4.0}
+SHIPPED_TRUST: dict[str, float] = {"hong-kong": 4.0, "taiwan": 4.0}
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
