@@ -48,13 +48,6 @@ BATCHES = (1, 64, 1024, 4096)
 CURVE = tuple(2**i for i in range(14))  # 1, 2, 4, ..., 8,192: the cost curve's batch sizes
 CURVE_STEPS = 16_384  # env-steps per timed run of a curve point (at least 5 vector steps)
 Training = Callable[[str, int, bool], dict]  # (variant, repeats, quick) -> figures
-# the training figure's rows: (key prefix in train.bench.training_figures, label)
-TRAIN_ROWS = (
-    ("", "alternating, float32"),
-    ("overlap_", "overlap, float32"),
-    ("bf16_", "alternating, bfloat16"),
-    ("overlap_bf16_", "overlap, bfloat16"),
-)
 
 
 def _median_rate(run: Callable[[], int], repeats: int) -> float:
@@ -208,9 +201,8 @@ def _print_table(result: dict) -> None:
         t = result["training"]
         print(f"training ({t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates):")
         print(f"  {'setting':<28} {'env-steps/s':>12} {'learner':>8}")
-        for key, label in TRAIN_ROWS:
-            if f"{key}env_steps_per_s" in t:
-                print(f"  {label:<28} {t[f'{key}env_steps_per_s']:>12,.0f} {t[f'{key}learner_share']:>8.0%}")
+        for key, label in t["settings"]:  # the measured settings, in order (train.bench.SETTINGS)
+            print(f"  {label:<28} {t[f'{key}env_steps_per_s']:>12,.0f} {t[f'{key}learner_share']:>8.0%}")
         native = "native on this machine" if t.get("bf16_native") else "emulated on this machine (slower)"
         print(f"  bfloat16 matmuls: {native}; precision: auto picks bfloat16 only where native")
 

@@ -12,8 +12,9 @@ the median over ``repeats`` runs of, per setting ``KEY`` (``""``, ``overlap_``, 
 - ``KEYlearner_share``: the updates' share of that wall time (what ``charts/learner_utilisation``
   logs in a real run, ``train.loop``);
 
-and ``bf16_native``: whether this machine runs bfloat16 matmuls natively (``precision: auto``
-picks bfloat16 only then; elsewhere bfloat16 is emulated, and slower).
+and ``settings``: ``[KEY, label]`` per setting, in order (the rows ``bigtwo bench`` prints), and
+``bf16_native``: whether this machine runs bfloat16 matmuls natively (``precision: auto`` picks
+bfloat16 only then; elsewhere bfloat16 is emulated, and slower).
 
 ``bigtwo_env.bench`` prints it; this module sits in ``train`` because the engine's package never
 imports the trainers (the ``bigtwo`` command hands ``training_figures`` to it).
@@ -33,12 +34,12 @@ if TYPE_CHECKING:
 UPDATES = 3  # timed updates per run (one more, untimed, warms up)
 
 
-# (figure key prefix, overlap, precision), measured side by side
+# (figure key prefix, overlap, precision, the row's label), measured side by side
 SETTINGS = (
-    ("", False, "float32"),
-    ("overlap_", True, "float32"),
-    ("bf16_", False, "bfloat16"),
-    ("overlap_bf16_", True, "bfloat16"),
+    ("", False, "float32", "alternating, float32"),
+    ("overlap_", True, "float32", "overlap, float32"),
+    ("bf16_", False, "bfloat16", "alternating, bfloat16"),
+    ("overlap_bf16_", True, "bfloat16", "overlap, bfloat16"),
 )
 
 
@@ -107,25 +108,25 @@ def timed_updates(loop: SelfPlay, updates: int) -> Timed:
 
 def training_figures(
     variant: str, repeats: int, quick: bool = False, updates: int = UPDATES
-) -> dict[str, float | str | bool]:
+) -> dict[str, float | str | bool | list[list[str]]]:
     """``env_steps_per_s`` and ``learner_share`` of the default PPO config in each of the
     ``SETTINGS`` (see the module docstring), medians of ``repeats`` runs each; ``quick``: 32
     matches, 8 steps per rollout."""
-    import torch
-
     from .networks import has_bfloat16
+    from .run import resolve_device
 
-    runs: dict[str, list[tuple[float, float, int, str]]] = {key: [] for key, _, _ in SETTINGS}
+    runs: dict[str, list[tuple[float, float, int, str]]] = {key: [] for key, *_ in SETTINGS}
     with tempfile.TemporaryDirectory(prefix="bigtwo-bench-") as runs_dir:
         for r in range(repeats):
-            for key, overlap, precision in SETTINGS:  # side by side: the machine's load moves all alike
+            for key, overlap, precision, _label in SETTINGS:  # side by side: the machine's load moves all alike
                 runs[key].append(_one_run(variant, updates, quick, runs_dir, r, overlap, precision))
     first = runs[""][0]
-    out: dict[str, float | str | bool] = {
+    out: dict[str, float | str | bool | list[list[str]]] = {
         "algo": first[3],
         "num_envs": float(first[2]),
         "updates": float(updates),
-        "bf16_native": has_bfloat16(torch.device("cuda" if torch.cuda.is_available() else "cpu")),
+        "bf16_native": has_bfloat16(resolve_device("auto")),
+        "settings": [[key, label] for key, *_, label in SETTINGS],
     }
     for key, rows in runs.items():
         out[f"{key}env_steps_per_s"] = statistics.median(r[0] for r in rows)
