@@ -158,7 +158,20 @@ def make_rules(variant: Variant, table: ActionTable) -> kernels.Rules:
         table.hash_keys,
         table.hash_ids,
         table.hash_bits,
+        rank_ids(table),
     )
+
+
+def rank_ids(table: ActionTable) -> np.ndarray:
+    """``Rules.rank_ids``: the id of each play made of one rank's cards (single, pair, triple) at
+    ``16 * rank + suits`` (suits: a 4-bit set), -1 where no play is."""
+    out = np.full(13 * 16, -1, dtype=np.int32)
+    for a in np.flatnonzero((table.sizes >= 1) & (table.sizes <= 3)):
+        mask = int(table.masks[a])
+        r = (mask & -mask).bit_length() - 1 >> 2
+        if mask == (mask >> 4 * r & 15) << 4 * r:
+            out[16 * r + (mask >> 4 * r & 15)] = a
+    return out
 
 
 def legal_capacity(variant: Variant, table: ActionTable) -> int:

@@ -79,6 +79,7 @@ class Rules(NamedTuple):
     hash_keys: np.ndarray
     hash_ids: np.ndarray
     bits: int
+    rank_ids: np.ndarray  # int32 (13 * 16,): id of the play of suits ``sub`` of rank ``r`` at ``16 r + sub``, -1 none
 
 
 class State(NamedTuple):
@@ -312,23 +313,43 @@ def _emit(mask, lo, hi, need, skip_sf, kinds, hash_keys, hash_ids, bits, out, k)
     return k
 
 
+@njit(inline="always")
+def _emit_rank(hand, r, sub, lo, hi, need, rank_ids, out, k):
+    """``_emit`` for the play of suits ``sub`` of rank ``r`` (a single, pair or triple), its id
+    read from ``Rules.rank_ids`` instead of the hash table (an L1-sized table: no hashing, no
+    probe; the legal lists 1.2-1.3x faster: 530-574 vs 410-459 ns a game, taiwan, batch 1,024,
+    one thread, random play)."""
+    if sub & ~suits_of(hand, r):
+        return k
+    if need and not ((np.uint64(sub) << np.uint64(4 * r)) & need):
+        return k
+    a = rank_ids[16 * r + sub]
+    if a >= lo and a < hi:
+        out[k] = a
+        return k + 1
+    return k
+
+
 @njit
-def enumerate_plays(hand, size, lo, hi, need, min_kind, windows, pair_chain, kinds, hash_keys, hash_ids, bits, out, k):
+def enumerate_plays(
+    hand, size, lo, hi, need, min_kind, windows, pair_chain, kinds, hash_keys, hash_ids, bits, rank_ids, out, k
+):
     """Append to ``out`` every play in ``hand`` of ``size`` (0 = all sizes) with id in [lo, hi)
     that holds the cards of ``need`` (0 = none) and is of kind >= ``min_kind`` (five-card class
     pruning). Returns the new length."""
     if size == 0 or size == 1:
         for c in range(52):
             if hand & bit(c):
-                k = _emit(bit(c), lo, hi, need, False, kinds, hash_keys, hash_ids, bits, out, k)
+                k = _emit_rank(hand, c >> 2, 1 << (c & 3), lo, hi, need, rank_ids, out, k)
     for n_of_a_kind in (2, 3):  # pairs and triples: every 2- or 3-suit subset of a rank held
         if size != 0 and size != n_of_a_kind:
             continue
         for r in range(13):
+            if count4(suits_of(hand, r)) < n_of_a_kind:
+                continue
             for sub in range(16):
-                if count4(sub) == n_of_a_kind and not (sub & ~suits_of(hand, r)):
-                    mask = np.uint64(sub) << np.uint64(4 * r)
-                    k = _emit(mask, lo, hi, need, False, kinds, hash_keys, hash_ids, bits, out, k)
+                if count4(sub) == n_of_a_kind:
+                    k = _emit_rank(hand, r, sub, lo, hi, need, rank_ids, out, k)
     if size == 0 or size == 5:
         k = _enumerate_five(hand, lo, hi, need, min_kind, windows, kinds, hash_keys, hash_ids, bits, out, k)
     if (size == 0 or size == 6) and pair_chain:
@@ -531,7 +552,21 @@ def legal_body(g, R, S):
     pc = R.ip[IP_PAIR_CHAIN]
     if t == 0:
         n = enumerate_plays(
-            hand, 0, 1, R.sizes.shape[0], need, 0, R.windows, pc, R.kinds, R.hash_keys, R.hash_ids, R.bits, out, 0
+            hand,
+            0,
+            1,
+            R.sizes.shape[0],
+            need,
+            0,
+            R.windows,
+            pc,
+            R.kinds,
+            R.hash_keys,
+            R.hash_ids,
+            R.bits,
+            R.rank_ids,
+            out,
+            0,
         )
     else:
         out[0] = 0
@@ -551,6 +586,7 @@ def legal_body(g, R, S):
                 R.hash_keys,
                 R.hash_ids,
                 R.bits,
+                R.rank_ids,
                 out,
                 1,
             )

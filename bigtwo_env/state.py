@@ -87,7 +87,6 @@ from .observation import (
     obs_bounds,
     obs_size,
     part_slices,
-    put_cards,
     put_recent,
     put_seat_record,
     put_table,
@@ -95,6 +94,7 @@ from .observation import (
     table_view,
     view_place,
     view_seat,
+    write_cards,
 )
 from .variant import Variant
 
@@ -207,8 +207,8 @@ def state_one(g, view, R, S, out):
     breach_base = state_start(StatePart.BREACH, players)
     for k in range(players):
         s = view_seat(g, view, k, R, S)
-        put_cards(out, hands_base + 52 * k, S.hands[g, s])
-        put_cards(out, played_base + 52 * k, S.played[g, s])
+        write_cards(out, hands_base + 52 * k, S.hands[g, s])
+        write_cards(out, played_base + 52 * k, S.played[g, s])
         out[left_base + k] = S.counts[g, s] / cpp
         score = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
         put_seat_record(out, k, flag_base, strength_base, scores_base, S.passed_on[g, s], score, R.places)
