@@ -2,8 +2,9 @@
 
 Every module with compiled kernels imports ``njit`` from here (never from ``numba``), so the
 options are set in one place: the compiled code is always cached on disk, and a kernel may ask
-for ``nogil=True`` (batch kernels the engine runs in threads) or ``inline="always"`` (tiny
-helpers), nothing else.
+for ``nogil=True`` (batch kernels the engine runs in threads), ``inline="always"`` (tiny
+helpers) or ``fastmath=True`` (float loops whose sums may be reordered, so that they vectorize:
+``FASTMATH``), nothing else.
 
 Why the cache needs a folder of its own: Numba keys a cached kernel on its own source file only,
 so a kernel that calls a compiled function of another module keeps running the old machine code
@@ -69,6 +70,8 @@ DISTRIBUTION = "bigtwo"  # the installed distribution whose metadata holds the g
 # constants the kernels compile in (see the module docstring).
 COMPILED_IN = ("bigtwo_env.jit", "bigtwo_env.combos", "bigtwo_env.variant")
 INLINE_CHOICES = ("never", "always")
+# fastmath=True: reassociate and contract float arithmetic, no sign of zero; never assume "no inf/NaN"
+FASTMATH = ("reassoc", "contract", "nsz")
 _ROOT = Path(__file__).resolve().parent.parent
 _KEYED = re.compile(r"bigtwo-[0-9a-f]{16}")
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -208,18 +211,21 @@ def _configure() -> Path | None:
 CACHE_DIR = _configure()  # None: nothing writable; Numba then uses its own default places
 
 
-def njit(func: Callable | None = None, *, nogil: bool = False, inline: str = "never") -> Any:
+def njit(func: Callable | None = None, *, nogil: bool = False, inline: str = "never", fastmath: bool = False) -> Any:
     """Compile ``func`` with Numba, cached on disk: ``@njit``, ``@njit(nogil=True)`` (release the
-    GIL, for kernels run in threads) or ``@njit(inline="always")`` (inline into callers)."""
+    GIL, for kernels run in threads), ``@njit(inline="always")`` (inline into callers) or
+    ``@njit(fastmath=True)`` (``FASTMATH``: float sums may be reordered and fused, so loops over
+    floats vectorize; infinities and NaNs keep their meaning)."""
     if inline not in INLINE_CHOICES:
         raise ValueError(f"inline must be one of {', '.join(INLINE_CHOICES)}, got {inline!r}")
-    compile_ = numba.njit(cache=True, nogil=bool(nogil), inline=inline)
+    compile_ = numba.njit(cache=True, nogil=bool(nogil), inline=inline, fastmath=set(FASTMATH) if fastmath else False)
     return compile_ if func is None else compile_(func)
 
 
 __all__ = [
     "CACHE_DIR",
     "COMPILED_IN",
+    "FASTMATH",
     "KERNEL_GROUP",
     "cache_bases",
     "cache_key",

@@ -53,6 +53,7 @@ from bigtwo_env.variant import Variant
 
 from .advice import Adviser, make_adviser
 from .config import PRECISIONS
+from .pair_scores import PairScores, distinct_plays
 
 ACTION_FEATURES = 52 + NUM_KINDS + 2
 
@@ -198,6 +199,8 @@ class ActionScorer(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         state = self.state_encoder(obs)
         value = self.value(state).squeeze(-1)
+        if self.fused_pairs(obs):
+            return self._fused_scores(state, legal_ids, legal_counts, advised), value
         valid = legal_mask(legal_counts, legal_ids.shape[1])
         rows = torch.repeat_interleave(torch.arange(len(legal_counts), device=obs.device), legal_counts)
         plays = legal_ids[valid]
@@ -213,6 +216,28 @@ class ActionScorer(nn.Module):
         scores = torch.full(legal_ids.shape, float("-inf"), dtype=flat.dtype, device=obs.device)
         scores = scores.masked_scatter(valid, flat)
         return scores, value
+
+    def fused_pairs(self, obs: torch.Tensor) -> bool:
+        """Whether this pass scores the pairs with ``train.pair_scores`` (CPU, float32, one pair
+        layer) rather than torch ops (the same scores up to float32 rounding)."""
+        return obs.device.type == "cpu" and not len(self.pair) and not torch.is_autocast_enabled("cpu")
+
+    def _fused_scores(
+        self, state: torch.Tensor, legal_ids: torch.Tensor, legal_counts: torch.Tensor, advised: torch.Tensor | None
+    ) -> torch.Tensor:
+        if self.advice_size and advised is None:
+            raise ValueError(f"this network is advised by {self.advice!r}: forward needs the advised slots")
+        slot_of = np.full(len(self.features), -1, dtype=np.int32)
+        counts = legal_counts.to(torch.int64)
+        plays, col = distinct_plays(legal_ids.numpy(), counts.numpy(), slot_of)
+        weight = self.action_proj.weight
+        projected = nn.functional.linear(self.features[torch.from_numpy(plays)], weight[:, :ACTION_FEATURES])
+        flag = weight[:, ACTION_FEATURES] if self.advice_size else weight.new_zeros(weight.shape[0])
+        advised = advised.to(torch.int64) if self.advice_size else torch.full_like(counts, -1)
+        return PairScores.apply(
+            self.state_proj(state), projected, flag, self.score.weight[0], self.score.bias,
+            torch.from_numpy(col), counts, advised,
+        )  # fmt: skip
 
     def advise(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray | None:
         """The adviser's choice per row (a slot of its legal list; ``train.advice``), or ``None``
