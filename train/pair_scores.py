@@ -19,6 +19,8 @@ config); other devices, precisions and deeper scorers keep the torch ops. The tw
 scores and gradients up to float32 rounding (the sums are taken in another order): a test pins
 both against each other and against finite differences (``torch.autograd.gradcheck``).
 
+The kernels release the GIL (``overlap`` runs an update beside the rollout's own passes).
+
 The padded layout is the network's own: ``legal`` ``(B, L)`` with ``counts`` per row; slots past
 a row's count score ``-inf`` and get no gradient.
 
@@ -40,7 +42,7 @@ import torch
 from bigtwo_env.jit import njit
 
 
-@njit
+@njit(nogil=True)
 def distinct_plays(legal, counts, slot_of):
     """The distinct play ids among the first ``counts[b]`` entries of each row of ``legal``
     (in order of first appearance) and, per slot, the index of its play among them (``-1`` past
@@ -66,7 +68,7 @@ def distinct_plays(legal, counts, slot_of):
     return plays, col
 
 
-@njit(fastmath=True)
+@njit(nogil=True, fastmath=True)
 def _forward(S, A, flag, w, bias, col, counts, advised, out):
     rows, width = col.shape
     p = S.shape[1]
@@ -88,7 +90,7 @@ def _forward(S, A, flag, w, bias, col, counts, advised, out):
             out[b, s] = acc
 
 
-@njit(fastmath=True)
+@njit(nogil=True, fastmath=True)
 def _backward(g, S, A, flag, w, col, counts, advised, gS, gA, gflag, gw):
     rows = col.shape[0]
     p = S.shape[1]
