@@ -85,6 +85,16 @@ def test_distinct_plays_projects_each_play_once():
     assert plays.tolist() == [5, 9, 7]
     assert col.tolist() == [[0, 1, 0, -1], [1, 2, -1, -1], [-1, -1, -1, -1]]
     assert (slot_of == -1).all()  # the scratch is left clean for the next call
+    with pytest.raises(ValueError, match="outside the action table"):
+        distinct_plays(np.array([[5, 10]]), np.array([2]), slot_of)
+    assert (slot_of == -1).all()
+
+
+def test_a_play_id_outside_the_table_is_refused_by_the_network():
+    variant = load_variant("taiwan")
+    net = ActionScorer(obs_size(4), action_features(variant), hidden_size=8, pair_size=8)
+    with pytest.raises(ValueError, match="outside the action table"):
+        net(torch.zeros(1, obs_size(4)), torch.tensor([[0, len(net.features)]]), torch.tensor([2]))
 
 
 def test_deeper_scorers_and_other_precisions_keep_the_torch_ops():
