@@ -103,11 +103,12 @@ def heuristic_at(g, rules, state, lookups, w, counts, scores, work):
     seat = state.current[g]
     hand = state.hands[g, seat]
     seen = hand
-    for k in range(rules.ip[kernels.IP_PLAYERS]):
-        s = absolute_seat(g, seat, k, rules, state)
+    players, reverse = rules.ip[kernels.IP_PLAYERS], state.reverse[g]
+    for k in range(players):
+        s = absolute_seat(seat, k, players, reverse)
         seen |= state.played[g, s]
         counts[k] = state.counts[g, s]
-    owner = relative_seat(g, seat, state.table_seat[g], rules, state) if state.table_seat[g] >= 0 else np.int64(-1)
+    owner = relative_seat(seat, state.table_seat[g], players, reverse) if state.table_seat[g] >= 0 else np.int64(-1)
     table, duty, opening = np.int64(state.table_action[g]), np.int64(state.duty[g]), np.int64(state.opening[g])
     pos = Position(hand, ~seen & FULL, counts, table, np.int64(owner), duty, opening)
     return decide(pos, state.legal[g], n, rules, lookups, w, False, scores, work)

@@ -323,15 +323,18 @@ def size_formula(layout: tuple[ObsPart, ...] = LAYOUT) -> str:
 
 
 @njit(inline="always")
-def absolute_seat(g, seat, k, R, S):
-    """The seat ``k`` places after ``seat`` in game ``g``'s play order (relative to absolute)."""
-    return np.int64(seat_after(np.int64(seat), np.int64(k), R.ip[IP_PLAYERS], S.reverse[g]))
+def absolute_seat(seat, k, players, reverse):
+    """The seat ``k`` places after ``seat`` in a game's play order (relative to absolute);
+    ``reverse``: the game's ``State.reverse``. The seat helpers take numbers, never the
+    ``Rules``/``State`` tuples: an inlined helper given a tuple pays a reference count on each of
+    its arrays per call (measured: the heuristic's rollouts 1.5x faster without)."""
+    return np.int64(seat_after(np.int64(seat), np.int64(k), players, reverse))
 
 
 @njit(inline="always")
-def relative_seat(g, seat, other, R, S):
-    """How many places after ``seat`` the seat ``other`` sits in game ``g``'s play order."""
-    return np.int64(places_after(np.int64(seat), np.int64(other), R.ip[IP_PLAYERS], S.reverse[g]))
+def relative_seat(seat, other, players, reverse):
+    """How many places after ``seat`` the seat ``other`` sits in a game's play order."""
+    return np.int64(places_after(np.int64(seat), np.int64(other), players, reverse))
 
 
 FULL = (U1 << np.uint64(52)) - U1
@@ -347,29 +350,29 @@ def write_cards(out, base, mask):
 
 
 @njit(inline="always")
-def view_seat(g, view, k, R, S):
+def view_seat(view, k, players, reverse):
     """The seat at place ``k`` of a view from seat ``view``: ``absolute_seat``, or seat ``k`` itself
     when ``view`` < 0 (absolute order: the privileged state's, ``bigtwo_env.state``)."""
-    return np.int64(k) if view < 0 else absolute_seat(g, view, k, R, S)
+    return np.int64(k) if view < 0 else absolute_seat(view, k, players, reverse)
 
 
 @njit(inline="always")
-def view_place(g, view, other, R, S):
+def view_place(view, other, players, reverse):
     """The place of seat ``other`` in a view from seat ``view`` (``view_seat``'s inverse)."""
-    return np.int64(other) if view < 0 else relative_seat(g, view, other, R, S)
+    return np.int64(other) if view < 0 else relative_seat(view, other, players, reverse)
 
 
 @njit(inline="always")
-def table_view(g, view, R, S):
-    """The play on the table seen from ``view``: ``(cards, kind, place, passes)``: its card set (0
-    when leading), its kind (0 when leading), the place of who made it in the view (-1 when
-    leading) and the passes in a row since it (at most P - 1). ``put_table`` writes it."""
-    players = R.ip[IP_PLAYERS]
-    t = S.table_action[g]
-    cards = R.masks[t] if t > 0 else U1 - U1
-    kind = np.int64(R.kinds[t]) if t > 0 else np.int64(0)
-    place = view_place(g, view, S.table_seat[g], R, S) if S.table_seat[g] >= 0 else np.int64(-1)
-    return cards, kind, place, np.int64(min(S.passes[g], players - 1))
+def table_view(view, t, table_seat, passes, masks, kinds, players, reverse):
+    """The play on the table of a game seen from ``view``: ``(cards, kind, place, passes)``: its card
+    set (0 when leading), its kind (0 when leading), the place of who made it in the view (-1 when
+    leading) and the passes in a row since it (at most P - 1). ``t``, ``table_seat``, ``passes`` and
+    ``reverse`` are the game's ``State`` fields, ``masks`` and ``kinds`` the ``Rules``' arrays.
+    ``put_table`` writes it."""
+    cards = masks[t] if t > 0 else U1 - U1
+    kind = np.int64(kinds[t]) if t > 0 else np.int64(0)
+    place = view_place(view, table_seat, players, reverse) if table_seat >= 0 else np.int64(-1)
+    return cards, kind, place, np.int64(min(passes, players - 1))
 
 
 # The writers below take numbers and rows of the state, never the ``Rules``/``State`` tuples:
@@ -453,7 +456,7 @@ def observe_one(g, seat, R, S, out):
         part_start(Part.TABLE_KIND, players),
         part_start(Part.TABLE_SEAT, players),
         part_start(Part.PASSES, players),
-        table_view(g, seat, R, S),
+        table_view(seat, S.table_action[g], S.table_seat[g], S.passes[g], R.masks, R.kinds, players, rev),
     )
     acting = S.current[g] == seat
     if acting and S.opening[g] >= 0:

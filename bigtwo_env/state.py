@@ -205,14 +205,15 @@ def state_one(g, view, R, S, out):
     strength_base = state_start(StatePart.PASSED_ON_STRENGTH, players)
     scores_base = state_start(StatePart.MATCH_SCORES, players)
     breach_base = state_start(StatePart.BREACH, players)
+    rev = S.reverse[g]
     for k in range(players):
-        s = view_seat(g, view, k, R, S)
+        s = view_seat(view, k, players, rev)
         write_cards(out, hands_base + 52 * k, S.hands[g, s])
         write_cards(out, played_base + 52 * k, S.played[g, s])
         out[left_base + k] = S.counts[g, s] / cpp
         score = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
         put_seat_record(out, k, flag_base, strength_base, scores_base, S.passed_on[g, s], score, R.places)
-        if S.breach[g, absolute_seat(g, s, 1, R, S)]:  # flagged on the seat it was broken against
+        if S.breach[g, absolute_seat(s, 1, players, rev)]:  # flagged on the seat it was broken against
             out[breach_base + k] = 1.0
     put_table(
         out,
@@ -220,10 +221,10 @@ def state_one(g, view, R, S, out):
         state_start(StatePart.TABLE_KIND, players),
         state_start(StatePart.TABLE_SEAT, players),
         state_start(StatePart.PASSES, players),
-        table_view(g, view, R, S),
+        table_view(view, S.table_action[g], S.table_seat[g], S.passes[g], R.masks, R.kinds, players, rev),
     )
     if S.current[g] >= 0:
-        out[state_start(StatePart.TO_ACT, players) + view_place(g, view, S.current[g], R, S)] = 1.0
+        out[state_start(StatePart.TO_ACT, players) + view_place(view, S.current[g], players, rev)] = 1.0
     if S.opening[g] >= 0:
         out[state_start(StatePart.OPENING_CARD, players) + S.opening[g]] = 1.0
     out[state_start(StatePart.DUTY, players) + S.duty[g]] = 1.0

@@ -140,13 +140,13 @@ def group_control(r, m, size, unseen, f, suit_rank, w, two_ends):
 
 
 @njit(inline="always")
-def play_control(a, unseen, f, rules, five_ctrl, higher, w, two_ends):
+def play_control(a, unseen, f, sizes, masks, suit_rank, five_ctrl, higher, w, two_ends):
     """Control (0..1) of action ``a`` given the unseen cards (the arrays of ``Lookups``: the hot
     kernels take them one by one, as taking a tuple's member in a loop costs a reference count)."""
-    size = rules.sizes[a]
+    size = sizes[a]
     if size >= 5:
         return five_ctrl[a]
-    mask = rules.masks[a]
+    mask = masks[a]
     low = -1
     for c in range(52):
         if mask & (U1 << np.uint64(c)):
@@ -155,4 +155,4 @@ def play_control(a, unseen, f, rules, five_ctrl, higher, w, two_ends):
     if size == 1:
         return single_control(low, unseen, f, higher, w, two_ends)
     r = low // 4
-    return group_control(r, rank_suits(mask, r), size, unseen, f, rules.suit_rank, w, two_ends)
+    return group_control(r, rank_suits(mask, r), size, unseen, f, suit_rank, w, two_ends)

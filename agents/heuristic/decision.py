@@ -115,6 +115,9 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
     cards_each = rules.ip[kernels.IP_CPP]
     hand, unseen, counts, table, owner, duty = pos.hand, pos.unseen, pos.counts, pos.table, pos.owner, pos.duty
     five_ctrl, higher, suit_order, two_ends = lookups
+    # the arrays of ``rules`` the loops read, taken out once (an inlined helper given the whole tuple
+    # pays a reference count on each of its ~26 arrays per call)
+    sizes, masks, suit_rank = rules.sizes, rules.masks, rules.suit_rank
     multi, mctrl, count, suits = work.multi, work.multi_ctrl, work.rank_count, work.rank_suits
     marks, danger = work.marks, work.danger
     work.memo.filled[:] = False  # the memo holds this decision's controls only
@@ -160,13 +163,13 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
             if not mark[i]:
                 continue
             a = legal[i]
-            size = rules.sizes[a]
-            rest = hand & ~rules.masks[a]
+            size = sizes[a]
+            rest = hand & ~masks[a]
             if rest == U0:
                 sc = BIG
             else:
                 after, tally = plan_cost(rest, unseen, f, rules, lookups, w, work)
-                ctrl = play_control(a, unseen, f, rules, five_ctrl, higher, w, two_ends)
+                ctrl = play_control(a, unseen, f, sizes, masks, suit_rank, five_ctrl, higher, w, two_ends)
                 sc = -after + w[Weight.SIZE] * (size - 1) * (1.0 - ctrl)
                 if ctrl >= SURE and (tally // 100) % 100 <= 1:
                     sc += SURE_LINE  # sure plays first, then the one unsure play: a won game
@@ -184,7 +187,7 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
                 best_i = i
         return best_i
     # answering
-    tsize = rules.sizes[table]
+    tsize = sizes[table]
     press = 0.0
     if tsize <= 6 and danger[tsize] > 0.0:
         press = danger[tsize]
@@ -212,19 +215,19 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
         if a == 0:
             sc = -w[Weight.PRESS] * press - w[Weight.TEMPO] / ((players - 1) * (players - 1))
         else:
-            rest = hand & ~rules.masks[a]
+            rest = hand & ~masks[a]
             if rest == U0:
                 sc = BIG
             else:
                 after = plan_cost(rest, unseen, f, rules, lookups, w, work)[0]
-                ctrl = play_control(a, unseen, f, rules, five_ctrl, higher, w, two_ends)
+                ctrl = play_control(a, unseen, f, sizes, masks, suit_rank, five_ctrl, higher, w, two_ends)
                 gain = base - after
                 sc = (
                     gain
                     + ctrl * (w[Weight.LEAD] + press * w[Weight.PRESS_HIGH])
                     - w[Weight.SPEND] * early * ctrl ** w[Weight.SPEND_POW]
                 )
-                if duty == kernels.DUTY_ANSWER_HIGHEST and rules.sizes[a] == 1 and a != top_id:
+                if duty == kernels.DUTY_ANSWER_HIGHEST and sizes[a] == 1 and a != top_id:
                     sc -= BIG
         scores[i] = sc
         if sc > best:

@@ -89,13 +89,13 @@ def _lowest_in(m, suit_order):
 
 
 @njit(inline="always")
-def _add(mask, rules, five_ctrl, out, ctrl, k):
+def _add(mask, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k):
     if k >= out.shape[0]:
         return k
     for i in range(k):
         if out[i] == mask:
             return k
-    a = lookup(mask, rules.hash_keys, rules.hash_ids, rules.bits)
+    a = lookup(mask, hash_keys, hash_ids, bits)
     if a < 0:
         return k
     out[k] = mask
@@ -108,6 +108,9 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
     """Candidate five-card hands (and pair chains) in ``hand`` for the planner, into ``out`` (their
     controls into ``ctrl``: ``Work.multi`` and ``Work.multi_ctrl``); returns how many. ``count`` and
     ``suits`` (``Work.rank_count``, ``Work.rank_suits``) are scratch for the cards per rank."""
+    # the hash's arrays taken out of ``rules`` once: an inlined helper that takes the whole tuple
+    # pays a reference count on each of its ~26 arrays per call
+    hash_keys, hash_ids, bits = rules.hash_keys, rules.hash_ids, rules.bits
     for r in range(13):
         suits[r] = rank_suits(hand, r)
         count[r] = count4(suits[r])
@@ -133,8 +136,8 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
                     s_hi = s
                     break
             m_hi |= U1 << np.uint64(4 * r + s_hi)
-        k = _add(m, rules, five_ctrl, out, ctrl, k)
-        k = _add(m_hi, rules, five_ctrl, out, ctrl, k)
+        k = _add(m, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
+        k = _add(m_hi, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
         for s in range(4):
             sf = True
             for j in range(5):
@@ -144,7 +147,7 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
                 m = U0
                 for j in range(5):
                     m |= U1 << np.uint64(4 * rules.windows[wi, j] + s)
-                k = _add(m, rules, five_ctrl, out, ctrl, k)
+                k = _add(m, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
     # flushes: the five lowest of a suit, and the five lowest preferring cards of lone ranks
     for s in range(4):
         n_s = 0
@@ -159,7 +162,7 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
             if t < 5 and suits[r] >> s & 1:
                 m |= U1 << np.uint64(4 * r + s)
                 t += 1
-        k = _add(m, rules, five_ctrl, out, ctrl, k)
+        k = _add(m, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
         m2 = U0
         t = 0
         for r in range(13):
@@ -170,7 +173,7 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
             if t < 5 and suits[r] >> s & 1 and count[r] > 1:
                 m2 |= U1 << np.uint64(4 * r + s)
                 t += 1
-        k = _add(m2, rules, five_ctrl, out, ctrl, k)
+        k = _add(m2, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
         # the highest five (a strong flush to keep as control)
         m3 = U0
         t = 0
@@ -178,7 +181,7 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
             if t < 5 and suits[r] >> s & 1:
                 m3 |= U1 << np.uint64(4 * r + s)
                 t += 1
-        k = _add(m3, rules, five_ctrl, out, ctrl, k)
+        k = _add(m3, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
     # full houses: each triple with the lowest pair (a true pair first)
     for r3 in range(13):
         if count[r3] < 3:
@@ -204,7 +207,7 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
                     if t < 2 and suits[found] >> s & 1:
                         pm |= U1 << np.uint64(4 * found + s)
                         t += 1
-                k = _add(tm | pm, rules, five_ctrl, out, ctrl, k)
+                k = _add(tm | pm, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
                 break
     # fours: with the lowest lone card, else the lowest other card
     for r4 in range(13):
@@ -220,7 +223,7 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
             if kick >= 0:
                 break
         if kick >= 0:
-            k = _add(qm | (U1 << np.uint64(kick)), rules, five_ctrl, out, ctrl, k)
+            k = _add(qm | (U1 << np.uint64(kick)), hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
     # pair chains (only where the variant has them: lookup fails otherwise)
     if rules.ip[kernels.IP_PAIR_CHAIN]:
         for r in range(10):
@@ -233,7 +236,7 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
                         if t < 2 and suits[r + j] >> s & 1:
                             m |= U1 << np.uint64(4 * (r + j) + s)
                             t += 1
-                k = _add(m, rules, five_ctrl, out, ctrl, k)
+                k = _add(m, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
     return k
 
 
@@ -266,14 +269,14 @@ def _singles_cost(r, m, unseen, f, higher, w, two_ends):
 
 
 @njit(inline="always")
-def _rank_cost(r, m, unseen, f, rules, higher, w, two_ends):
+def _rank_cost(r, m, unseen, f, suit_rank, higher, w, two_ends):
     """Plan cost and tally of rank ``r``'s cards ``m`` (suit bits): one pair or triple (two pairs
     for four), or singles, whichever is cheaper."""
     c = count4(m)
     split, split_tally = _singles_cost(r, m, unseen, f, higher, w, two_ends)
     if c == 1:
         return split, split_tally
-    ctrl = group_control(r, m, 2 if c == 4 else c, unseen, f, rules.suit_rank, w, two_ends)
+    ctrl = group_control(r, m, 2 if c == 4 else c, unseen, f, suit_rank, w, two_ends)
     pieces = 2 if c == 4 else 1
     group = pieces * _piece(ctrl, w)
     if group <= split:
@@ -305,7 +308,7 @@ def new_work(width):
 
 
 @njit(inline="always")
-def rest_cost(hand, unseen, f, rules, higher, w, two_ends, memo):
+def rest_cost(hand, unseen, f, suit_rank, higher, w, two_ends, memo):
     """Plan cost of ``hand`` played rank by rank: each rank's cards as one pair or triple (two
     pairs for four), or as singles (strong cards are worth more apart), whichever is cheaper.
     Returns the cost and the plan's tally (``_tally``). ``memo`` (``new_work``'s) keeps each
@@ -320,7 +323,7 @@ def rest_cost(hand, unseen, f, rules, higher, w, two_ends, memo):
             continue
         i = 16 * r + m
         if not ok[i]:
-            mc[i], mt[i] = _rank_cost(r, m, unseen, f, rules, higher, w, two_ends)
+            mc[i], mt[i] = _rank_cost(r, m, unseen, f, suit_rank, higher, w, two_ends)
             ok[i] = True
         cost += mc[i]
         tally += mt[i]
@@ -328,10 +331,10 @@ def rest_cost(hand, unseen, f, rules, higher, w, two_ends, memo):
 
 
 @njit
-def _search_plan(hand, multi, mctrl, m, unseen, f, rules, higher, w, two_ends, memo, stack):
+def _search_plan(hand, multi, mctrl, m, unseen, f, suit_rank, higher, w, two_ends, memo, stack):
     """Depth-first search over sets of disjoint candidate combinations (iterative: Numba's cache
     does not hold recursive functions), the rest grouped by rank; at most ``MAX_NODES`` sets."""
-    best, best_tally = rest_cost(hand, unseen, f, rules, higher, w, two_ends, memo)
+    best, best_tally = rest_cost(hand, unseen, f, suit_rank, higher, w, two_ends, memo)
     hs, nx, acc, accw = stack  # hands, next, cost, tally
     d = 0
     hs[0] = hand
@@ -352,7 +355,7 @@ def _search_plan(hand, multi, mctrl, m, unseen, f, rules, higher, w, two_ends, m
         h2 = hs[d] & ~c
         a2 = acc[d] + _piece(mctrl[i], w)
         w2 = accw[d] + _tally(mctrl[i])
-        rc, rw = rest_cost(h2, unseen, f, rules, higher, w, two_ends, memo)
+        rc, rw = rest_cost(h2, unseen, f, suit_rank, higher, w, two_ends, memo)
         if a2 + rc < best:
             best = a2 + rc
             best_tally = w2 + rw
@@ -371,4 +374,6 @@ def plan_cost(hand, unseen, f, rules, lookups, w, work):
     and that plan's tally (``_tally``: its plays, unsure plays and weak plays). ``work``: ``new_work``'s."""
     multi, mctrl, memo, stack = work.multi, work.multi_ctrl, work.memo, work.stack
     m = gen_multi(hand, rules, lookups.five_ctrl, lookups.suit_order, multi, mctrl, work.rank_count, work.rank_suits)
-    return _search_plan(hand, multi, mctrl, m, unseen, f, rules, lookups.higher, w, lookups.two_ends, memo, stack)
+    return _search_plan(
+        hand, multi, mctrl, m, unseen, f, rules.suit_rank, lookups.higher, w, lookups.two_ends, memo, stack
+    )
