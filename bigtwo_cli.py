@@ -1,7 +1,7 @@
 """The ``bigtwo`` command: one entry point, a subcommand per job.
 
     bigtwo variants [NAME]       list the rule variants, or show one's settings
-    bigtwo bench [--curve] [--train] [--json]   engine, environment (and training) speeds here
+    bigtwo bench [--curve] [--search] [--train] [--json]   engine, environment, search (and training) speeds
     bigtwo tournament ...        duplicate-deal tournaments between agents
     bigtwo ladder ...            every shipped agent rated on a variant, as a Markdown table
     bigtwo play ...              play a game in the terminal against agents
@@ -25,6 +25,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from agents.bench import search_figures
 from agents.cli import register as register_agent_commands
 from arena.cli import register as register_arena_commands
 from arena.replay import register as register_replay
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bigtwo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     register_variants(sub)
-    register_bench(sub, training=training_figures)
+    register_bench(sub, training=training_figures, search=search_figures)
     register_arena_commands(sub)
     register_agent_commands(sub)
     register_replay(sub)

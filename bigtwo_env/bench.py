@@ -22,9 +22,14 @@ with rollouts and updates alternating or overlapping, in float32 and in bfloat16
 the ``bigtwo`` command hands that measurement in (``register(training=...)``), as this package
 never imports the trainers.
 
+``--search`` adds search's rollout kernel (``agents.bench``): microseconds per heuristic decision
+and per rollout (a game played out from the deal by the heuristic at every seat), and the engine's
+own part, nanoseconds per play and per legal list; the ``bigtwo`` command hands that measurement
+in too (``register(search=...)``).
+
 ``--json`` prints the same as one JSON object with keys ``game``, ``aec``, ``vector`` and
 ``vector_copy`` (keyed by batch size), ``memory``, and with the options ``curve`` (a list of rows
-``batch``, ``ms_per_step``, ``env_steps_per_s``, ``engine_mib``) and ``training``.
+``batch``, ``ms_per_step``, ``env_steps_per_s``, ``engine_mib``), ``search`` and ``training``.
 Figures are printed, never asserted: they depend on the machine and on what else runs.
 """
 
@@ -48,6 +53,7 @@ BATCHES = (1, 64, 1024, 4096)
 CURVE = tuple(2**i for i in range(14))  # 1, 2, 4, ..., 8,192: the cost curve's batch sizes
 CURVE_STEPS = 16_384  # env-steps per timed run of a curve point (at least 5 vector steps)
 Training = Callable[[str, int, bool], dict]  # (variant, repeats, quick) -> figures
+Search = Callable[[str, int, bool], dict]  # the same, for --search (agents.bench.search_figures)
 
 
 def _median_rate(run: Callable[[], int], repeats: int) -> float:
@@ -156,9 +162,10 @@ def run_bench(
     quick: bool = False,
     curve: bool = False,
     training: Training | None = None,
+    search: Search | None = None,
 ) -> dict:
     """Every figure of the module docstring (``curve``: the cost curve too; ``training``: the
-    training figure, measured by that callable)."""
+    training figure, measured by that callable; ``search``: the search figures, likewise)."""
     scale = 0.2 if quick else 1.0
     out: dict = {"variant": variant, "repeats": repeats}
     out["game"] = bench_game(variant, int(2000 * scale), repeats)
@@ -170,6 +177,8 @@ def run_bench(
     out["memory"]["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if curve:
         out["curve"] = bench_curve(variant, repeats, quick)
+    if search is not None:
+        out["search"] = search(variant, repeats, quick)
     if training is not None:
         out["training"] = training(variant, repeats, quick)
     return out
@@ -197,6 +206,15 @@ def _print_table(result: dict) -> None:
                 f"  {row['batch']:>6} {row['ms_per_step']:>10.3f} {row['env_steps_per_s']:>12,.0f} "
                 f"{row['engine_mib']:>11.2f}"
             )
+    if "search" in result:
+        s = result["search"]
+        print(
+            f"search's rollout kernel, one thread ({s['positions']:.0f} positions, {s['rollout_games']:.0f} rollouts):"
+        )
+        print(f"  {'heuristic decision':<28} {s['heuristic_us']:>9.2f} us")
+        print(f"  {'rollout (a game from the deal)':<28} {s['rollout_us']:>9.1f} us")
+        print(f"  {'engine play (legal + step)':<28} {s['play_out_ns_per_play']:>9.0f} ns")
+        print(f"  {'legal list at the deal':<28} {s['legal_one_ns']:>9.0f} ns")
     if "training" in result:
         t = result["training"]
         print(f"training ({t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates):")
@@ -207,11 +225,20 @@ def _print_table(result: dict) -> None:
         print(f"  bfloat16 matmuls: {native}; precision: auto picks bfloat16 only where native")
 
 
-def _handle(args: argparse.Namespace, training: Training | None = None) -> int:
+def _handle(args: argparse.Namespace, training: Training | None = None, search: Search | None = None) -> int:
     check_count("--repeats", args.repeats)
     if args.train and training is None:
         raise ValueError("--train needs the trainers (run it as the bigtwo command, which has them)")
-    result = run_bench(args.variant, args.repeats, args.quick, args.curve, training if args.train else None)
+    if args.search and search is None:
+        raise ValueError("--search needs the agents (run it as the bigtwo command, which has them)")
+    result = run_bench(
+        args.variant,
+        args.repeats,
+        args.quick,
+        args.curve,
+        training if args.train else None,
+        search if args.search else None,
+    )
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()
@@ -220,8 +247,9 @@ def _handle(args: argparse.Namespace, training: Training | None = None) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction, training: Training | None = None) -> None:
-    """Add ``bench``; ``training`` measures ``--train``'s figure (``train.bench.training_figures``)."""
+def register(sub: argparse._SubParsersAction, training: Training | None = None, search: Search | None = None) -> None:
+    """Add ``bench``; ``training`` measures ``--train``'s figure (``train.bench.training_figures``),
+    ``search`` ``--search``'s (``agents.bench.search_figures``)."""
     p = sub.add_parser("bench", help="engine and environment speeds on this machine")
     add_variant(p)
     p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is shown (default 5)")
@@ -232,5 +260,10 @@ def register(sub: argparse._SubParsersAction, training: Training | None = None) 
         action="store_true",
         help="add a short default PPO run's env-steps/s and learner share: alternating or overlap, float32 or bfloat16",
     )
+    p.add_argument(
+        "--search",
+        action="store_true",
+        help="add search's rollout kernel: us per heuristic decision and per rollout, the engine's play and legal list",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p.set_defaults(func=lambda args: _handle(args, training))
+    p.set_defaults(func=lambda args: _handle(args, training, search))

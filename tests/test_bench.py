@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
@@ -35,6 +36,34 @@ def test_bench_curve_and_training_are_printed(capsys) -> None:
     memory = [float(row.split()[3]) for row in rows]
     assert memory == sorted(memory) and memory[-1] > 8 * memory[0]  # the engine's memory grows with the batch
     assert all(float(row.split()[1]) > 0 for row in rows)
+
+
+def test_bench_search_prints_the_rollout_kernel(capsys) -> None:
+    assert main(["bench", "--quick", "--repeats", "1", "--search", "--json"]) == 0
+    search = json.loads(capsys.readouterr().out)["search"]
+    assert set(search) == {
+        "heuristic_us",
+        "rollout_us",
+        "legal_one_ns",
+        "play_out_ns_per_play",
+        "positions",
+        "rollout_games",
+    }
+    assert all(value > 0 for value in search.values())
+    assert search["rollout_us"] > search["heuristic_us"]  # a rollout is many decisions and plays
+    assert main(["bench", "--quick", "--repeats", "1", "--search"]) == 0
+    out = capsys.readouterr().out
+    assert "search's rollout kernel" in out and "heuristic decision" in out and "legal list at the deal" in out
+
+
+def test_bench_search_without_the_agents_is_refused() -> None:
+    from bigtwo_env.bench import register
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    register(sub)  # no search callable: what a caller without the agents gets
+    args = sub.choices["bench"].parse_args(["--search", "--quick"])
+    with pytest.raises(ValueError, match="--search needs the agents"):
+        args.func(args)
 
 
 def test_bench_train_without_the_trainers_is_refused() -> None:

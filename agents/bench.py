@@ -1,0 +1,133 @@
+"""The search figures of ``bigtwo bench --search``: what one simulated move costs in search's rollouts.
+
+``search_figures`` measures, median of ``repeats`` timed runs after a warm-up, one thread:
+
+- ``heuristic_us``: one heuristic decision (``HeuristicAgent.act`` on a batch of mid-game positions
+  from heuristic play, counted per position with more than one legal play), as the trainers'
+  adviser and the league's heuristic opponents pay it;
+- ``rollout_us``: one rollout of search's rollout kernel (``agents.search.rollout_state``: a game
+  played out from the deal by the heuristic at every seat, each play the engine's legal list, the
+  heuristic's decision and the engine's step), over ``ROLLOUT_GAMES`` games;
+- ``legal_one_ns``: the engine's legal list of one position (``kernels.legal_one``), the 13-card
+  hands of a fresh deal (the dearest lists: every five-card hand);
+- ``play_out_ns_per_play``: the engine alone (``kernels.legal_one`` and ``kernels.step_one``) per
+  play, the same games played out with the highest legal play each turn.
+
+``bigtwo_env.bench`` prints them; the ``bigtwo`` command hands this function in, as the engine's
+package never imports the agents.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from bigtwo_env import Engine, kernels, load_variant
+from bigtwo_env.jit import njit
+
+from .heuristic import HeuristicAgent
+from .search import rollout_state
+
+ROLLOUT_GAMES = 256
+POSITIONS_EVERY = 3  # a batch of positions every this many steps of heuristic play
+
+
+@njit
+def _legal_lists(rules, state, repeats):
+    total = 0
+    for _ in range(repeats):
+        for g in range(state.seeds.shape[0]):
+            total += kernels.legal_one(g, rules, state)
+    return total
+
+
+@njit
+def _play_out(first, rules, state, max_steps):
+    """Play every game out (``first[g]``, then the highest legal play each turn): the plays made."""
+    plays = 0
+    for g in range(state.seeds.shape[0]):
+        kernels.step_one(g, first[g], rules, state, False)
+        steps = 0
+        while not state.over[g] and steps < max_steps:
+            state.legal_n[g] = kernels.legal_one(g, rules, state)
+            kernels.step_one(g, state.legal[g, state.legal_n[g] - 1], rules, state, False)
+            steps += 1
+        plays += steps + 1
+    return plays
+
+
+def _median(run: Callable[[], tuple[float, int]], repeats: int) -> float:
+    """Median seconds per unit of ``run`` (which returns its seconds and its units), after a warm-up."""
+    run()
+    per = []
+    for _ in range(repeats):
+        seconds, units = run()
+        per.append(seconds / max(units, 1))
+    return statistics.median(per)
+
+
+def search_figures(variant: str, repeats: int, quick: bool = False) -> dict[str, float]:
+    """The figures of the module docstring for ``variant`` (``quick``: fewer positions and games)."""
+    v = load_variant(variant).replace(games=1, target_score=0)
+    rows = 128 if quick else 512
+    games = 32 if quick else ROLLOUT_GAMES
+    engine = Engine(v, num_games=rows, seed=3)
+    agent = HeuristicAgent(v)
+    positions = []
+    for t in range(60):
+        ids, counts = engine.legal_actions()
+        obs = engine.observe()
+        if t % POSITIONS_EVERY == 0:
+            positions.append((obs.copy(), ids.copy(), counts.copy()))
+        acts = agent.act(obs, ids, counts)
+        acts[engine.over] = -1
+        engine.step(acts)
+        if engine.over.all():
+            break
+    decisions = sum(int((counts > 1).sum()) for _, _, counts in positions)
+
+    def decide() -> tuple[float, int]:
+        t0 = time.perf_counter()
+        for obs, ids, counts in positions:
+            agent.act(obs, ids, counts)
+        return time.perf_counter() - t0, decisions
+
+    c = agent.ctx
+
+    def dealt() -> tuple[Engine, np.ndarray]:
+        e = Engine(v, num_games=games, seed=11)
+        obs, (ids, counts) = e.observe(), e.legal_actions()
+        return e, agent.act(obs, ids, counts)
+
+    def rollouts() -> tuple[float, int]:
+        e, first = dealt()
+        scores = np.zeros((games, e.state.legal.shape[1]))
+        payoff = np.zeros(games)
+        others = np.tile(c.weights, (games, 1))
+        t0 = time.perf_counter()
+        rollout_state(first, scores, payoff, others, e.rules, e.state, c.lookups, c.weights, 5000)
+        return time.perf_counter() - t0, games
+
+    def legal() -> tuple[float, int]:
+        e, _ = dealt()
+        t0 = time.perf_counter()
+        _legal_lists(e.rules, e.state, 20)
+        return time.perf_counter() - t0, 20 * games
+
+    def steps() -> tuple[float, int]:
+        e, first = dealt()
+        t0 = time.perf_counter()
+        plays = _play_out(first, e.rules, e.state, 5000)
+        return time.perf_counter() - t0, plays
+
+    return {
+        "heuristic_us": _median(decide, repeats) * 1e6,
+        "rollout_us": _median(rollouts, repeats) * 1e6,
+        "legal_one_ns": _median(legal, repeats) * 1e9,
+        "play_out_ns_per_play": _median(steps, repeats) * 1e9,
+        "positions": float(decisions),
+        "rollout_games": float(games),
+    }
