@@ -39,7 +39,7 @@ from bigtwo_env.jit import njit
 from bigtwo_env.kernels import U0, U1, count4, highest_card, lookup, popcount
 
 from .control import play_control, rank_suits
-from .planner import SURE, gen_multi, plan_cost
+from .planner import SURE, gen_multi, search_plan
 from .weights import Weight
 
 NEG = -1.0e9  # the score of a legal play not considered
@@ -78,11 +78,11 @@ def _find(legal, n, a):
 
 
 @njit
-def _lead_candidates(hand, legal, n, rules, multi, m, mark):
+def _lead_candidates(hand, legal, n, hash_keys, hash_ids, bits, multi, m, mark):
     """Mark the legal plays worth scoring on a free lead: the planner's combinations, every rank
     group (single, pair, triple, and their parts), and the highest and lowest single."""
     for i in range(m):
-        a = lookup(multi[i], rules.hash_keys, rules.hash_ids, rules.bits)
+        a = lookup(multi[i], hash_keys, hash_ids, bits)
         j = _find(legal, n, a)
         if j >= 0:
             mark[j] = True
@@ -94,7 +94,7 @@ def _lead_candidates(hand, legal, n, rules, multi, m, mark):
         for sub in range(1, 16):
             if (sub & suits) != sub or count4(sub) == 4:
                 continue
-            a = lookup(np.uint64(sub) << np.uint64(4 * r), rules.hash_keys, rules.hash_ids, rules.bits)
+            a = lookup(np.uint64(sub) << np.uint64(4 * r), hash_keys, hash_ids, bits)
             if a >= 0:
                 j = _find(legal, n, a)
                 if j >= 0:
@@ -118,6 +118,9 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
     # the arrays of ``rules`` the loops read, taken out once (an inlined helper given the whole tuple
     # pays a reference count on each of its ~26 arrays per call)
     sizes, masks, suit_rank = rules.sizes, rules.masks, rules.suit_rank
+    windows, hash_keys, hash_ids, bits = rules.windows, rules.hash_keys, rules.hash_ids, rules.bits
+    pair_chain = rules.ip[kernels.IP_PAIR_CHAIN]
+    memo, stack = work.memo, work.stack
     multi, mctrl, count, suits = work.multi, work.multi_ctrl, work.rank_count, work.rank_suits
     marks, danger = work.marks, work.danger
     work.memo.filled[:] = False  # the memo holds this decision's controls only
@@ -131,9 +134,12 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
     f = opp_cards / n_unseen if n_unseen > 0 else 1.0
     if f > 1.0:
         f = 1.0
-    base, base_tally = plan_cost(hand, unseen, f, rules, lookups, w, work)
-    top = highest_card(hand, rules.suit_rank)
-    top_id = lookup(U1 << np.uint64(top), rules.hash_keys, rules.hash_ids, rules.bits)
+    m = gen_multi(
+        hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, multi, mctrl, count, suits
+    )
+    base, base_tally = search_plan(hand, multi, mctrl, m, unseen, f, suit_rank, higher, w, two_ends, memo, stack)
+    top = highest_card(hand, suit_rank)
+    top_id = lookup(U1 << np.uint64(top), hash_keys, hash_ids, bits)
     # danger[s]: an opponent holds exactly s cards and could go out with one play of s cards:
     # how likely s cards are one play, times 1 for the next seat and Weight.DANGER_FAR for the others
     danger[:] = 0.0
@@ -152,8 +158,10 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
             for i in range(n):
                 mark[i] = True
         else:
-            m = gen_multi(hand, rules, five_ctrl, suit_order, multi, mctrl, count, suits)
-            _lead_candidates(hand, legal, n, rules, multi, m, mark)
+            m = gen_multi(
+                hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, multi, mctrl, count, suits
+            )
+            _lead_candidates(hand, legal, n, hash_keys, hash_ids, bits, multi, m, mark)
             j = _find(legal, n, top_id)
             if j >= 0:
                 mark[j] = True
@@ -168,7 +176,23 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
             if rest == U0:
                 sc = BIG
             else:
-                after, tally = plan_cost(rest, unseen, f, rules, lookups, w, work)
+                mr = gen_multi(
+                    rest,
+                    windows,
+                    hash_keys,
+                    hash_ids,
+                    bits,
+                    pair_chain,
+                    five_ctrl,
+                    suit_order,
+                    multi,
+                    mctrl,
+                    count,
+                    suits,
+                )
+                after, tally = search_plan(
+                    rest, multi, mctrl, mr, unseen, f, suit_rank, higher, w, two_ends, memo, stack
+                )
                 ctrl = play_control(a, unseen, f, sizes, masks, suit_rank, five_ctrl, higher, w, two_ends)
                 sc = -after + w[Weight.SIZE] * (size - 1) * (1.0 - ctrl)
                 if ctrl >= SURE and (tally // 100) % 100 <= 1:
@@ -204,8 +228,10 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
     if n > MAX_ANSWERS and not full:
         # a big hand answering five cards: score pass, the planner's pieces and the lowest plays
         mark[:] = False
-        m = gen_multi(hand, rules, five_ctrl, suit_order, multi, mctrl, count, suits)
-        _lead_candidates(hand, legal, n, rules, multi, m, mark)
+        m = gen_multi(
+            hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, multi, mctrl, count, suits
+        )
+        _lead_candidates(hand, legal, n, hash_keys, hash_ids, bits, multi, m, mark)
         for i in range(MAX_ANSWERS // 2):
             mark[i] = True
     for i in range(n):
@@ -219,7 +245,21 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
             if rest == U0:
                 sc = BIG
             else:
-                after = plan_cost(rest, unseen, f, rules, lookups, w, work)[0]
+                mr = gen_multi(
+                    rest,
+                    windows,
+                    hash_keys,
+                    hash_ids,
+                    bits,
+                    pair_chain,
+                    five_ctrl,
+                    suit_order,
+                    multi,
+                    mctrl,
+                    count,
+                    suits,
+                )
+                after = search_plan(rest, multi, mctrl, mr, unseen, f, suit_rank, higher, w, two_ends, memo, stack)[0]
                 ctrl = play_control(a, unseen, f, sizes, masks, suit_rank, five_ctrl, higher, w, two_ends)
                 gain = base - after
                 sc = (

@@ -3,7 +3,7 @@
 The hand is partitioned into plays: a set of disjoint five-card hands (and pair chains where
 the variant has them) chosen by a small exhaustive search over candidates (``gen_multi``: every
 straight window, flushes of low or loose cards, full houses, fours), the rest grouped rank by
-rank into triples, pairs or singles, whichever is cheaper (``_search_plan``'s rest cost). A plan costs about one
+rank into triples, pairs or singles, whichever is cheaper (``search_plan``'s rest cost). A plan costs about one
 per play that is not sure to win its trick: ``1 - control`` per play (``agents.heuristic.control``),
 ``Weight.EPS`` a play, and ``Weight.LOW_SINGLE`` more per low single. Fewer, stronger plays cost
 less. Besides its cost, a plan has a tally of its plays, unsure plays and weak plays (``_tally``),
@@ -35,7 +35,7 @@ import numpy as np
 
 from bigtwo_env import kernels
 from bigtwo_env.jit import njit
-from bigtwo_env.kernels import U0, U1, count4, lookup
+from bigtwo_env.kernels import U0, U1, count4, lookup, popcount
 
 from .control import group_control, rank_suits, single_control
 from .weights import Weight
@@ -45,10 +45,11 @@ MAX_DEPTH = 5  # combinations per plan (26-card hands)
 MAX_NODES = 3000  # partial plans searched per plan
 SURE = 0.999  # a play with this much control is taken to win its trick
 WEAK = 0.75  # a play with less control than this is a weak play of the plan
+SUIT_CARDS = np.uint64(sum(1 << (4 * r) for r in range(13)))  # the cards of suit 0 (shifted by s: suit s)
 
 
 class Memo(NamedTuple):
-    """The rest cost's memo (``_search_plan``): each rank's suit set's cost and tally, index ``16 * rank + suits``, and
+    """The rest cost's memo (``search_plan``): each rank's suit set's cost and tally, index ``16 * rank + suits``, and
     whether it is filled (valid for one decision, while the unseen cards stay the same)."""
 
     cost: np.ndarray  # float64 (208,)
@@ -104,29 +105,32 @@ def _add(mask, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k):
 
 
 @njit
-def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
-    """Candidate five-card hands (and pair chains) in ``hand`` for the planner, into ``out`` (their
-    controls into ``ctrl``: ``Work.multi`` and ``Work.multi_ctrl``); returns how many. ``count`` and
-    ``suits`` (``Work.rank_count``, ``Work.rank_suits``) are scratch for the cards per rank."""
-    # the hash's arrays taken out of ``rules`` once: an inlined helper that takes the whole tuple
-    # pays a reference count on each of its ~26 arrays per call
-    hash_keys, hash_ids, bits = rules.hash_keys, rules.hash_ids, rules.bits
+def gen_multi(hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, out, ctrl, count, suits):
+    """Candidate five-card hands (and pair chains where ``pair_chain``) in ``hand`` for the planner,
+    into ``out`` (their controls into ``ctrl``: ``Work.multi`` and ``Work.multi_ctrl``); returns how
+    many. ``windows``, ``hash_keys``, ``hash_ids``, ``bits`` are the ``Rules``' (the straights' rank
+    windows and the action hash), ``pair_chain`` its ``ip[IP_PAIR_CHAIN]``: the kernels take arrays,
+    never the ``Rules`` tuple, which costs a reference count on each of its ~26 arrays per call
+    (``plan_cost`` took 930 ns a call with the tuples, 560 without). ``count`` and ``suits``
+    (``Work.rank_count``, ``Work.rank_suits``) are scratch for the cards per rank."""
+    present = 0  # bit r: the hand holds a card of rank r
     for r in range(13):
         suits[r] = rank_suits(hand, r)
         count[r] = count4(suits[r])
+        if suits[r]:
+            present |= 1 << r
     k = 0
     # straights: per window the lowest card of each rank, and every straight flush
-    for wi in range(rules.windows.shape[0]):
-        ok = True
+    for wi in range(windows.shape[0]):
+        need = 0
         for j in range(5):
-            if count[rules.windows[wi, j]] == 0:
-                ok = False
-        if not ok:
+            need |= 1 << windows[wi, j]
+        if present & need != need:
             continue
         m = U0
         m_hi = U0
         for j in range(5):
-            r = rules.windows[wi, j]
+            r = windows[wi, j]
             m |= U1 << np.uint64(4 * r + _lowest_in(suits[r], suit_order))
             # a second choice: spare cards of pairs/triples rather than singletons' partners
             s_hi = -1
@@ -141,20 +145,16 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
         for s in range(4):
             sf = True
             for j in range(5):
-                if not (suits[rules.windows[wi, j]] >> s & 1):
+                if not (suits[windows[wi, j]] >> s & 1):
                     sf = False
             if sf:
                 m = U0
                 for j in range(5):
-                    m |= U1 << np.uint64(4 * rules.windows[wi, j] + s)
+                    m |= U1 << np.uint64(4 * windows[wi, j] + s)
                 k = _add(m, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
     # flushes: the five lowest of a suit, and the five lowest preferring cards of lone ranks
     for s in range(4):
-        n_s = 0
-        for r in range(13):
-            if suits[r] >> s & 1:
-                n_s += 1
-        if n_s < 5:
+        if popcount(hand & (SUIT_CARDS << np.uint64(s))) < 5:
             continue
         m = U0
         t = 0
@@ -225,7 +225,7 @@ def gen_multi(hand, rules, five_ctrl, suit_order, out, ctrl, count, suits):
         if kick >= 0:
             k = _add(qm | (U1 << np.uint64(kick)), hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
     # pair chains (only where the variant has them: lookup fails otherwise)
-    if rules.ip[kernels.IP_PAIR_CHAIN]:
+    if pair_chain:
         for r in range(10):
             if count[r] >= 2 and count[r + 1] >= 2 and count[r + 2] >= 2:
                 m = U0
@@ -316,7 +316,7 @@ def _fill_rank(i, r, m, unseen, f, suit_rank, higher, w, two_ends, memo_cost, me
 
 
 @njit
-def _search_plan(hand, multi, mctrl, m, unseen, f, suit_rank, higher, w, two_ends, memo, stack):
+def search_plan(hand, multi, mctrl, m, unseen, f, suit_rank, higher, w, two_ends, memo, stack):
     """Depth-first search over sets of disjoint candidate combinations (iterative: Numba's cache
     does not hold recursive functions), the rest grouped by rank; at most ``MAX_NODES`` sets.
 
@@ -383,9 +383,14 @@ def _search_plan(hand, multi, mctrl, m, unseen, f, suit_rank, higher, w, two_end
 @njit
 def plan_cost(hand, unseen, f, rules, lookups, w, work):
     """Least plan cost of ``hand`` over partitions into the candidate combinations and the rest,
-    and that plan's tally (``_tally``: its plays, unsure plays and weak plays). ``work``: ``new_work``'s."""
-    multi, mctrl, memo, stack = work.multi, work.multi_ctrl, work.memo, work.stack
-    m = gen_multi(hand, rules, lookups.five_ctrl, lookups.suit_order, multi, mctrl, work.rank_count, work.rank_suits)
-    return _search_plan(
-        hand, multi, mctrl, m, unseen, f, rules.suit_rank, lookups.higher, w, lookups.two_ends, memo, stack
+    and that plan's tally (``_tally``: its plays, unsure plays and weak plays). ``work``: ``new_work``'s.
+    The decision's hot loop calls ``gen_multi`` and ``search_plan`` itself, with the arrays taken
+    out of the tuples once per decision (``agents.heuristic.decision``)."""
+    multi, mctrl = work.multi, work.multi_ctrl
+    m = gen_multi(
+        hand, rules.windows, rules.hash_keys, rules.hash_ids, rules.bits, rules.ip[kernels.IP_PAIR_CHAIN],
+        lookups.five_ctrl, lookups.suit_order, multi, mctrl, work.rank_count, work.rank_suits,
+    )  # fmt: skip
+    return search_plan(
+        hand, multi, mctrl, m, unseen, f, rules.suit_rank, lookups.higher, w, lookups.two_ends, work.memo, work.stack
     )
