@@ -8,9 +8,9 @@
 - ``rollout_us``: one rollout of search's rollout kernel (``agents.search.rollout_state``: a game
   played out from the deal by the heuristic at every seat, each play the engine's legal list, the
   heuristic's decision and the engine's step), over ``ROLLOUT_GAMES`` games;
-- ``legal_one_ns``: the engine's legal list of one position (``kernels.legal_one``), the 13-card
+- ``legal_one_ns``: the engine's legal list of one position (``kernels.legal_range`` of one game), the 13-card
   hands of a fresh deal (the dearest lists: every five-card hand);
-- ``play_out_ns_per_play``: the engine alone (``kernels.legal_one`` and ``kernels.step_one``) per
+- ``play_out_ns_per_play``: the engine alone (``kernels.legal_range`` and ``kernels.step_range``) per
   play, the same games played out with the highest legal play each turn.
 
 ``bigtwo_env.bench`` prints them; the ``bigtwo`` command hands this function in, as the engine's
@@ -40,7 +40,8 @@ def _legal_lists(rules, state, repeats):
     total = 0
     for _ in range(repeats):
         for g in range(state.seeds.shape[0]):
-            total += kernels.legal_one(g, rules, state)
+            kernels.legal_range(g, g + 1, rules, state)
+            total += state.legal_n[g]
     return total
 
 
@@ -48,12 +49,15 @@ def _legal_lists(rules, state, repeats):
 def _play_out(first, rules, state, max_steps):
     """Play every game out (``first[g]``, then the highest legal play each turn): the plays made."""
     plays = 0
+    play = np.empty(1, dtype=np.int64)
     for g in range(state.seeds.shape[0]):
-        kernels.step_one(g, first[g], rules, state, False)
+        play[0] = first[g]
+        kernels.step_range(g, g + 1, play, rules, state, False)
         steps = 0
         while not state.over[g] and steps < max_steps:
-            state.legal_n[g] = kernels.legal_one(g, rules, state)
-            kernels.step_one(g, state.legal[g, state.legal_n[g] - 1], rules, state, False)
+            kernels.legal_range(g, g + 1, rules, state)
+            play[0] = state.legal[g, state.legal_n[g] - 1]
+            kernels.step_range(g, g + 1, play, rules, state, False)
             steps += 1
         plays += steps + 1
     return plays

@@ -136,15 +136,17 @@ def rollout_state(first, scores, payoff, others, rules, state, lookups, w, max_s
     to its end on its own (no lockstep), so slices of the batch can run in threads."""
     counts = np.zeros(rules.ip[kernels.IP_PLAYERS], dtype=np.int64)
     work = new_work(state.legal.shape[1])
+    play = np.empty(1, dtype=np.int64)  # the engine's kernels step game g over the range g .. g
     for g in range(state.seeds.shape[0]):
         payoff[g] = 0.0
-        kernels.step_one(g, first[g], rules, state, False)
+        play[0] = first[g]
+        kernels.step_range(g, g + 1, play, rules, state, False)
         steps = 0
         while not state.over[g] and steps < max_steps:
-            state.legal_n[g] = kernels.legal_one(g, rules, state)
+            kernels.legal_range(g, g + 1, rules, state)
             ww = w if state.current[g] == 0 else others[g]
-            i = heuristic_at(g, rules, state, lookups, ww, counts, scores[g], work)
-            kernels.step_one(g, state.legal[g, i], rules, state, False)
+            play[0] = state.legal[g, heuristic_at(g, rules, state, lookups, ww, counts, scores[g], work)]
+            kernels.step_range(g, g + 1, play, rules, state, False)
             steps += 1
         if state.over[g]:
             payoff[g] = state.payoffs[g, 0]
