@@ -547,13 +547,13 @@ class Engine:
             rows=(acts,),
             threads=self._threads,
             slices=self._slices,
-        )  # the step and the new legal lists, game by game in one pass
+        )  # the step, then the new legal lists, in one kernel call
         S = self.state
         return StepResult(S.game_over, S.match_over, S.payoffs, S.winner)
 
     def step_observe(self, actions: Sequence[int] | np.ndarray) -> tuple[StepResult, np.ndarray]:
-        """``step(actions)`` and then ``observe()`` (each game's seat to act) in one pass over the
-        batch: the same results, faster (what the vector env runs). The observations are the
+        """``step(actions)`` and then ``observe()`` (each game's seat to act) in one kernel call:
+        the same results, faster (what the vector env runs). The observations are the
         engine's own buffer, as ``observe()``'s."""
         acts = self._checked(actions)
         if self._step_observe is None:
@@ -685,6 +685,11 @@ class Engine:
         given = np.asarray(seats)
         kind = given.dtype.kind  # signed or unsigned integers only (not bool)
         seats_arr = np.ascontiguousarray(given, dtype=np.int64) if kind in "iu" else None
+        if seats_arr is not None and seats_arr.shape == (1,) == (n,):  # one game (AEC, Game): no reductions
+            seat = int(given[0])  # the given number itself: an unsigned 2**64 - 1 is no -1
+            if -1 <= seat < self.players:
+                return seats_arr
+            seats_arr = None
         if (
             seats_arr is None
             or seats_arr.shape != (n,)

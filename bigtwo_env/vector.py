@@ -92,7 +92,7 @@ class VectorEnv:
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """``(obs, rewards (N, P), terminations, truncations, info)``; see the module docstring."""
-        result, obs = self.engine.step_observe(actions)  # the step, legal lists and observations in one pass
+        result, obs = self.engine.step_observe(actions)  # the step, legal lists and observations in one kernel call
         own = self._own
         return own(obs), own(result.payoffs), own(result.match_over), own(self._truncations), self._info()
 
