@@ -56,23 +56,12 @@ def test_bench_search_prints_the_rollout_kernel(capsys) -> None:
     assert "search's rollout kernel" in out and "heuristic decision" in out and "legal list at the deal" in out
 
 
-def test_bench_search_without_the_agents_is_refused() -> None:
+@pytest.mark.parametrize(("flag", "needs"), [("--train", "the trainers"), ("--search", "the agents")])
+def test_bench_options_without_their_measurement_are_refused(flag, needs) -> None:
     from bigtwo_env.bench import register
 
     sub = argparse.ArgumentParser().add_subparsers()
-    register(sub)  # no search callable: what a caller without the agents gets
-    args = sub.choices["bench"].parse_args(["--search", "--quick"])
-    with pytest.raises(ValueError, match="--search needs the agents"):
-        args.func(args)
-
-
-def test_bench_train_without_the_trainers_is_refused() -> None:
-    import argparse
-
-    from bigtwo_env.bench import register
-
-    sub = argparse.ArgumentParser().add_subparsers()
-    register(sub)  # no training callable: what a caller without the trainers gets
-    args = sub.choices["bench"].parse_args(["--train", "--quick"])
-    with pytest.raises(ValueError, match="--train needs the trainers"):
+    register(sub)  # no training or search callable: what a caller without those packages gets
+    args = sub.choices["bench"].parse_args([flag, "--quick"])
+    with pytest.raises(ValueError, match=f"{flag} needs {needs}"):
         args.func(args)

@@ -177,19 +177,8 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
                 sc = BIG
             else:
                 mr = gen_multi(
-                    rest,
-                    windows,
-                    hash_keys,
-                    hash_ids,
-                    bits,
-                    pair_chain,
-                    five_ctrl,
-                    suit_order,
-                    multi,
-                    mctrl,
-                    count,
-                    suits,
-                )
+                    rest, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, multi, mctrl, count, suits
+                )  # fmt: skip
                 after, tally = search_plan(
                     rest, multi, mctrl, mr, unseen, f, suit_rank, higher, w, two_ends, memo, stack
                 )
@@ -246,19 +235,8 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
                 sc = BIG
             else:
                 mr = gen_multi(
-                    rest,
-                    windows,
-                    hash_keys,
-                    hash_ids,
-                    bits,
-                    pair_chain,
-                    five_ctrl,
-                    suit_order,
-                    multi,
-                    mctrl,
-                    count,
-                    suits,
-                )
+                    rest, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, multi, mctrl, count, suits
+                )  # fmt: skip
                 after = search_plan(rest, multi, mctrl, mr, unseen, f, suit_rank, higher, w, two_ends, memo, stack)[0]
                 ctrl = play_control(a, unseen, f, sizes, masks, suit_rank, five_ctrl, higher, w, two_ends)
                 gain = base - after
