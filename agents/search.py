@@ -136,7 +136,7 @@ def rollout_state(first, scores, payoff, others, rules, state, lookups, w, max_s
     to its end on its own (no lockstep), so slices of the batch can run in threads."""
     counts = np.zeros(rules.ip[kernels.IP_PLAYERS], dtype=np.int64)
     work = new_work(state.legal.shape[1])
-    play = np.empty(1, dtype=np.int64)  # the engine's kernels step game g over the range g .. g
+    play = np.empty(1, dtype=np.int64)  # game g's play: the kernels step the range g .. g + 1
     for g in range(state.seeds.shape[0]):
         payoff[g] = 0.0
         play[0] = first[g]

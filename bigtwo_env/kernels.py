@@ -556,47 +556,32 @@ def legal_range(lo, hi, R, S):
         need = U0
         if S.opening[g] >= 0:
             need = bit(S.opening[g])
-        pc = R.ip[IP_PAIR_CHAIN]
-        if t == 0:
+        if t == 0:  # a lead: every play of the hand, from id 1 up
+            size, first, last, min_kind, n = 0, 1, R.sizes.shape[0], 0, 0
+            wanted = True
+        else:  # an answer: pass, then the plays of the table's size that beat it
+            out[0] = 0
+            size, first, last, n = R.sizes[t], R.beat_start[t], R.group_end[t], 1
+            wanted = first < last and S.counts[g, s] >= size
+            min_kind = R.kinds[first] if wanted else 0
+        if wanted:
             n = enumerate_plays(
                 hand,
-                0,
-                1,
-                R.sizes.shape[0],
+                size,
+                first,
+                last,
                 need,
-                0,
+                min_kind,
                 R.windows,
-                pc,
+                R.ip[IP_PAIR_CHAIN],
                 R.kinds,
                 R.hash_keys,
                 R.hash_ids,
                 R.bits,
                 R.rank_ids,
                 out,
-                0,
+                n,
             )
-        else:
-            out[0] = 0
-            n = 1
-            lo, hi = R.beat_start[t], R.group_end[t]
-            if lo < hi and S.counts[g, s] >= R.sizes[t]:
-                n = enumerate_plays(
-                    hand,
-                    R.sizes[t],
-                    lo,
-                    hi,
-                    need,
-                    R.kinds[lo],
-                    R.windows,
-                    pc,
-                    R.kinds,
-                    R.hash_keys,
-                    R.hash_ids,
-                    R.bits,
-                    R.rank_ids,
-                    out,
-                    1,
-                )
         _sort_prefix(out, n)
         rule = R.ip[IP_LAST_CARD]
         if rule == LAST_CARD_OFF or S.counts[g, seat_after(s, 1, players, S.reverse[g])] != 1:

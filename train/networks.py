@@ -197,6 +197,8 @@ class ActionScorer(nn.Module):
         legal_counts: torch.Tensor,
         advised: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.advice_size and advised is None:
+            raise ValueError(f"this network is advised by {self.advice!r}: forward needs the advised slots")
         state = self.state_encoder(obs)
         value = self.value(state).squeeze(-1)
         if self.fused_pairs(obs):
@@ -206,8 +208,6 @@ class ActionScorer(nn.Module):
         plays = legal_ids[valid]
         features = self.features[plays]
         if self.advice_size:
-            if advised is None:
-                raise ValueError(f"this network is advised by {self.advice!r}: forward needs the advised slots")
             slots = torch.arange(legal_ids.shape[1], device=obs.device)[None, :]
             flag = (slots == advised[:, None])[valid].to(features.dtype)
             features = torch.cat([features, flag[:, None]], dim=1)
@@ -225,8 +225,6 @@ class ActionScorer(nn.Module):
     def _fused_scores(
         self, state: torch.Tensor, legal_ids: torch.Tensor, legal_counts: torch.Tensor, advised: torch.Tensor | None
     ) -> torch.Tensor:
-        if self.advice_size and advised is None:
-            raise ValueError(f"this network is advised by {self.advice!r}: forward needs the advised slots")
         slot_of = np.full(len(self.features), -1, dtype=np.int32)
         counts = legal_counts.to(torch.int64)
         plays, col = distinct_plays(legal_ids.numpy(), counts.numpy(), slot_of)

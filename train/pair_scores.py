@@ -46,8 +46,8 @@ from bigtwo_env.jit import njit
 def distinct_plays(legal, counts, slot_of):
     """The distinct play ids among the first ``counts[b]`` entries of each row of ``legal``
     (in order of first appearance) and, per slot, the index of its play among them (``-1`` past
-    the row's count); an id outside ``0 .. len(slot_of) - 1`` raises ``ValueError``. ``slot_of`` (int32, one entry per action id, all ``-1``) is scratch and is
-    left all ``-1``."""
+    the row's count); an id outside ``0 .. len(slot_of) - 1`` raises ``ValueError``. ``slot_of``
+    (int32, one entry per action id, all ``-1``) is scratch and is left all ``-1``."""
     rows, width = legal.shape
     actions = slot_of.shape[0]
     col = np.full((rows, width), -1, dtype=np.int32)

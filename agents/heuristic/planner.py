@@ -3,8 +3,8 @@
 The hand is partitioned into plays: a set of disjoint five-card hands (and pair chains where
 the variant has them) chosen by a small exhaustive search over candidates (``gen_multi``: every
 straight window, flushes of low or loose cards, full houses, fours), the rest grouped rank by
-rank into triples, pairs or singles, whichever is cheaper (``search_plan``'s rest cost). A plan costs about one
-per play that is not sure to win its trick: ``1 - control`` per play (``agents.heuristic.control``),
+rank into triples, pairs or singles, whichever is cheaper (``search_plan``'s rest cost). A plan
+costs about one per play that is not sure to win its trick: ``1 - control`` per play (``agents.heuristic.control``),
 ``Weight.EPS`` a play, and ``Weight.LOW_SINGLE`` more per low single. Fewer, stronger plays cost
 less. Besides its cost, a plan has a tally of its plays, unsure plays and weak plays (``_tally``),
 which the decision reads.
@@ -49,8 +49,9 @@ SUIT_CARDS = np.uint64(sum(1 << (4 * r) for r in range(13)))  # the cards of sui
 
 
 class Memo(NamedTuple):
-    """The rest cost's memo (``search_plan``): each rank's suit set's cost and tally, index ``16 * rank + suits``, and
-    whether it is filled (valid for one decision, while the unseen cards stay the same)."""
+    """The rest cost's memo (``search_plan``): each rank's suit set's cost and tally, index
+    ``16 * rank + suits``, and whether it is filled (valid for one decision, while the unseen cards
+    stay the same)."""
 
     cost: np.ndarray  # float64 (208,)
     tally: np.ndarray  # int64 (208,)
@@ -241,10 +242,12 @@ def gen_multi(hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, s
 
 
 @njit(inline="always")
-def _piece(ctrl, w):
+def _piece(ctrl, eps, bonus):
     """Plan cost of one play of control ``ctrl``: a weak play costs about 1, a sure winner
-    ``-Weight.CTRL_BONUS`` (it wins a lead back for one weak play)."""
-    return 1.0 + w[Weight.EPS] - (1.0 + w[Weight.CTRL_BONUS]) * ctrl
+    ``-bonus`` (it wins a lead back for one weak play); ``eps`` and ``bonus`` are the weights
+    ``Weight.EPS`` and ``Weight.CTRL_BONUS`` (numbers, not the weight array: no array is passed to
+    an inlined helper in a hot loop)."""
+    return 1.0 + eps - (1.0 + bonus) * ctrl
 
 
 @njit(inline="always")
@@ -261,7 +264,7 @@ def _singles_cost(r, m, unseen, f, higher, w, two_ends):
     for s in range(4):
         if m >> s & 1:
             ctrl = single_control(4 * r + s, unseen, f, higher, w, two_ends)
-            cost += _piece(ctrl, w)
+            cost += _piece(ctrl, w[Weight.EPS], w[Weight.CTRL_BONUS])
             tally += _tally(ctrl)
             if r < w[Weight.LOW_RANK]:
                 cost += w[Weight.LOW_SINGLE]
@@ -278,7 +281,7 @@ def _rank_cost(r, m, unseen, f, suit_rank, higher, w, two_ends):
         return split, split_tally
     ctrl = group_control(r, m, 2 if c == 4 else c, unseen, f, suit_rank, w, two_ends)
     pieces = 2 if c == 4 else 1
-    group = pieces * _piece(ctrl, w)
+    group = pieces * _piece(ctrl, w[Weight.EPS], w[Weight.CTRL_BONUS])
     if group <= split:
         return group, pieces * _tally(ctrl)
     return split, split_tally
@@ -373,7 +376,7 @@ def search_plan(hand, multi, mctrl, m, unseen, f, suit_rank, higher, w, two_ends
             nodes += 1
             i = k
             h2 = hs[d] & ~c
-            a2 = acc[d] + (1.0 + eps - (1.0 + bonus) * mctrl[k])  # ``_piece``
+            a2 = acc[d] + _piece(mctrl[k], eps, bonus)
             w2 = accw[d] + _tally(mctrl[k])
             break
         if i < 0:
