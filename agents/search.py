@@ -447,7 +447,8 @@ class SearchAgent(Agent):
         rows = len(actions)
         eng, scores = self._engine(rows)
         eng.set_position(slice(None), hands, played, 0, table, table_seat, passes, opening)
-        bad = int(kernels.check_actions(actions, eng.state))
+        S = eng.state
+        bad = int(kernels.check_actions(actions, S.over, S.legal, S.legal_n))
         if bad >= 0:  # cannot happen: the candidates are legal plays of the observed position
             raise ValueError(f"candidate play {int(actions[bad])} is not legal in the sampled position")
         payoff = np.empty(rows)

@@ -273,11 +273,14 @@ class Engine:
         self._global: np.ndarray | None = None  # global_state's buffer and kernel, made on first use
         self._global_kernel: Callable | None = None
         R, S, acts, seats = self.rules, self.state, np.zeros(n, np.int64), np.zeros(n, np.int64)
-        self._check = compiled(kernels.check_actions, acts, S)
+        self._check = compiled(kernels.check_actions, acts, S.over, S.legal, S.legal_n)
         self._legal = compiled(kernels.legal_all, R, S)
         self._step = compiled(kernels.step_legal_all, acts, R, S, self.autoreset)
         self._observe = compiled(observe_all, seats, self._obs, R, S)
         self._step_observe: Callable | None = None  # step_observe's kernel, made on first use
+        # calls that changed the state (step, step_observe, reset, set_position, load_state): whoever
+        # keeps something computed from the state (Game's observation after a play) knows it is current
+        self.changes = 0
         self._slices = batch_slices(S, self._threads)  # the state's arrays are never replaced, only written
         self._reset = compiled(kernels.reset_all, R, S, True)
         self.reset(seed)
@@ -321,6 +324,7 @@ class Engine:
         return check_deal(out, self.variant)
 
     def _refresh(self) -> None:
+        self.changes += 1
         run_batched(self._legal, self.state, before=(self.rules,), threads=self._threads, slices=self._slices)
 
     def set_position(
@@ -527,7 +531,8 @@ class Engine:
             g = int(np.flatnonzero(acts >= self.table.size)[0])
             raise ValueError(self._illegal_message(g, int(acts[g])))
         acts = np.ascontiguousarray(acts, dtype=np.int64)
-        bad = self._check(acts, self.state)
+        S = self.state
+        bad = self._check(acts, S.over, S.legal, S.legal_n)
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(acts[bad])))
         return acts
@@ -539,6 +544,7 @@ class Engine:
         An illegal action raises ``ValueError`` naming the game, the seat and the play, and
         changes nothing in any game."""
         acts = self._checked(actions)
+        self.changes += 1
         run_batched(
             self._step,
             self.state,
@@ -558,6 +564,7 @@ class Engine:
         acts = self._checked(actions)
         if self._step_observe is None:
             self._step_observe = compiled(step_observe_all, acts, self._obs, self.rules, self.state, self.autoreset)
+        self.changes += 1
         run_batched(
             self._step_observe,
             self.state,

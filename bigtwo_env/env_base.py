@@ -102,8 +102,7 @@ class GameBacked:
         self.variant = self.game.variant
         self.engine = self.game.engine
         self.action_table = self.game.action_table
-        self._num_actions, self._obs_size = self.action_table.size, self.engine.obs_size
-        self._seat_buf = np.zeros(1, np.int64)
+        self._num_actions = self.action_table.size
         self.render_view = render_view
 
     @property
@@ -139,9 +138,7 @@ class GameBacked:
     def _observe_seat(self, seat: int, to_act: bool) -> dict[str, np.ndarray]:
         """``seat``'s observation and action mask; the mask marks the legal plays only when
         ``to_act`` (the seat is to act in a live episode) and is all 0 otherwise."""
-        self._seat_buf[0] = seat
-        obs = np.empty(self._obs_size, np.float32)
-        self.engine.observe(self._seat_buf, obs.reshape(1, -1))
+        obs = self.game._observation(seat)
         mask = np.zeros(self._num_actions, np.int8)
         if to_act:
             S = self.engine.state

@@ -79,6 +79,12 @@ class Game:
         self._order = self.variant.card_values()  # the variant's card order, for sorting what we show
         self._texts = card_texts(range(NUM_CARDS))
         self._act = np.zeros(1, np.int64)
+        self._seat_buf = np.zeros(1, np.int64)
+        # the observation of the seat to act, kept from a play's own kernel call (``Engine.step_observe``),
+        # current while the engine's ``changes`` is still ``_kept_at``
+        self._kept = np.zeros(self.engine.obs_size, np.float32)
+        self._kept_at = -1
+        self._kept_seat = -1
         self._plays: list[tuple[int, int]] = []  # (seat, action id) of the current game
         self._finished: list[tuple[int, int, tuple[float, ...], list[tuple[int, int]]]] = []
         self._deals: list[np.ndarray] = [self.engine.state.hands[0].copy()]  # each game's hands as dealt
@@ -250,9 +256,11 @@ class Game:
         seat = int(S.current[0])
         self._act[0] = action
         try:
-            result = self.engine.step(self._act)
+            result, obs = self.engine.step_observe(self._act)
         except ValueError:
             raise ValueError(self._illegal_message(seat, action)) from None
+        self._kept[:] = obs[0]
+        self._kept_at, self._kept_seat = self.engine.changes, int(S.current[0])
         self._plays.append((seat, int(action)))
         if S.game_over[0]:
             payoffs = tuple(float(x) + 0.0 for x in S.payoffs[0])  # + 0.0: no -0.0 for the winner
@@ -261,6 +269,33 @@ class Game:
                 self._plays = []
                 self._deals.append(S.hands[0].copy())
         return result
+
+    def observation(self, seat: int | None = None) -> np.ndarray:
+        """What ``seat`` (default: the seat to act) may know now, as a new float32 array in the
+        engine's layout (``bigtwo_env.observation``; ``Engine.observe``). ``ValueError`` for a seat
+        that is not ``0 .. players - 1``, or for the default once the match is over.
+
+        >>> g = Game("taiwan", seed=1)
+        >>> g.observation().shape, bool((g.observation(0) == g.engine.observe(np.array([0]))[0]).all())
+        ((623,), True)
+        """
+        if seat is None:
+            seat = self.current_player
+            if seat is None:
+                raise ValueError(f"the match is over: no seat is to act; name a seat 0..{self.players - 1}")
+        elif not is_seat(seat, self.players):
+            raise ValueError(f"seat must be a seat number 0..{self.players - 1}, got {seat!r}")
+        return self._observation(int(seat))
+
+    def _observation(self, seat: int) -> np.ndarray:
+        """``observation(seat)`` for a checked seat: the one kept from the last play when it is still
+        current (the engine unchanged since, and ``seat`` the one to act), else computed now."""
+        if seat == self._kept_seat and self._kept_at == self.engine.changes:
+            return self._kept.copy()
+        self._seat_buf[0] = seat
+        out = np.empty(self.engine.obs_size, np.float32)
+        self.engine.observe(self._seat_buf, out.reshape(1, -1))
+        return out
 
     def cards_of(self, action: int) -> list[str]:
         """The cards of action id ``action``, in card order (``[]`` for pass)."""

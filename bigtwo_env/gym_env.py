@@ -232,8 +232,7 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
                 action = int(S.legal[0, int(self.np_random.random() * S.legal_n[0])])
                 game.play_action(action)
             else:
-                self._seat_buf[0] = seat
-                obs = self.engine.observe(self._seat_buf, np.empty((1, self._obs_size), np.float32))
+                obs = game._observation(seat)[None]
                 ids, counts = self.engine.legal_actions()
                 action = int(np.asarray(policy.act(obs, ids, counts)).reshape(-1)[0])
                 try:

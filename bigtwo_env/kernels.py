@@ -837,19 +837,21 @@ def step_legal_all(actions, R, S, autoreset):
 
 
 @njit
-def check_actions(actions, S):
-    """Index of the first game whose action is not legal there (or that is over), or -1."""
+def check_actions(actions, over, legal, legal_n):
+    """Index of the first game whose action is not legal there (or that is over), or -1.
+    Given the three arrays it reads (``S.over``, ``S.legal``, ``S.legal_n``), not the state tuple:
+    unboxing the tuple's arrays would cost more than checking one game."""
     for g in range(actions.shape[0]):
         a = actions[g]
         if a == -1:
             continue
-        if a < -1 or S.over[g]:
+        if a < -1 or over[g]:
             return g
-        lo, hi = 0, S.legal_n[g]
+        lo, hi = 0, legal_n[g]
         found = False
         while lo < hi:  # legal lists are sorted
             mid = (lo + hi) // 2
-            v = S.legal[g, mid]
+            v = legal[g, mid]
             if v == a:
                 found = True
                 break

@@ -267,3 +267,49 @@ def test_a_bad_deal_is_refused_alike_by_the_engine_and_the_game(form: str) -> No
 def test_play_order_refuses_what_is_no_seat(first: object) -> None:
     with pytest.raises(ValueError, match=r"first must be a seat 0\.\.3, got "):
         Game("taiwan", seed=1).play_order(first)  # type: ignore[arg-type]
+
+
+def fresh_observation(game: Game, seat: int) -> np.ndarray:
+    """``seat``'s observation computed by the engine now, never a kept one."""
+    return game.engine.observe(np.array([seat]), np.empty((1, game.engine.obs_size), np.float32))[0]
+
+
+@pytest.mark.parametrize("variant", ["taiwan", "hong-kong"])
+def test_observation_is_what_the_engine_computes_at_every_step(variant: str) -> None:
+    """The observation kept from a play's own kernel call is the one the engine computes, for every
+    seat, through matches of several games; each call returns a new array."""
+    game, rng = Game(variant, seed=5, games=2), random.Random(5)
+    for _ in range(3):
+        while not game.is_over:
+            for seat in range(game.players):
+                assert np.array_equal(game.observation(seat), fresh_observation(game, seat))
+            first = game.observation()
+            first[:] = -7.0  # a caller's copy: writing to it changes nothing the game keeps
+            assert np.array_equal(game.observation(), fresh_observation(game, game.current_player))
+            game.play_action(rng.choice(list(game.legal_actions())))
+        game.reset(rng.randrange(1000))
+
+
+def test_observation_follows_changes_made_through_the_engine() -> None:
+    """A kept observation is not served once the engine's state changed by another way in (its
+    own ``step``, ``reset`` or ``set_position``)."""
+    game = Game("taiwan", seed=3)
+    game.play_action(int(game.legal_actions()[-1]))
+    seat = game.current_player
+    game.engine.step(game.legal_actions()[-1:].astype(np.int64))
+    assert game.current_player != seat
+    assert np.array_equal(game.observation(seat), fresh_observation(game, seat))
+    game.play_action(int(game.legal_actions()[0]))
+    seat = game.current_player
+    game.engine.reset(11)
+    assert np.array_equal(game.observation(seat), fresh_observation(game, seat))
+    game.play_action(int(game.legal_actions()[0]))
+    seat = game.current_player
+    game.engine.set_position(0, game.engine.state.hands[:1].copy(), current=seat)
+    assert np.array_equal(game.observation(seat), fresh_observation(game, seat))
+
+
+@pytest.mark.parametrize("seat", [-1, 4, 1.5, "0", True])
+def test_observation_refuses_what_is_no_seat(seat: object) -> None:
+    with pytest.raises(ValueError, match=r"seat must be a seat number 0\.\.3"):
+        Game("taiwan", seed=0).observation(seat)  # type: ignore[arg-type]
