@@ -16,9 +16,10 @@ a dense int8 mask of the whole batch) and the process's peak resident memory.
 ``--curve`` adds the cost curve: the vector env (``copy=False``) at batch 1, 2, 4, ..., 8,192
 (``CURVE``), per batch the time of one vector step, the env-steps/s and the memory the engine
 holds (state, observation buffer, action table), so a user sees how cost scales with the batch.
-``--train`` adds the training figure: a short default PPO run (``train.bench``: a fixed number of
-updates, no evaluations or checkpoints) in env-steps/s and the learner's share of its wall time,
-with rollouts and updates alternating or overlapping, in float32 and in bfloat16 (``precision``);
+``--train`` adds the training figure: a short run of the default config, or of the one
+``--train-config`` names (``train.bench``: a fixed number of updates, no evaluations or checkpoints)
+in env-steps/s and the learner's share of its wall time, with rollouts and updates alternating or
+overlapping, in float32 and in bfloat16 (``precision``);
 the ``bigtwo`` command hands that measurement in (``register(training=...)``), as this package
 never imports the trainers.
 
@@ -52,7 +53,7 @@ from .variant import DEFAULT_VARIANT
 BATCHES = (1, 64, 1024, 4096)
 CURVE = tuple(2**i for i in range(14))  # 1, 2, 4, ..., 8,192: the cost curve's batch sizes
 CURVE_STEPS = 16_384  # env-steps per timed run of a curve point (at least 5 vector steps)
-Training = Callable[[str, int, bool], dict]  # (variant, repeats, quick) -> figures
+Training = Callable[[str, int, bool, str], dict]  # (variant, repeats, quick, training config) -> figures
 Search = Callable[[str, int, bool], dict]  # the same, for --search (agents.bench.search_figures)
 
 
@@ -163,11 +164,15 @@ def run_bench(
     curve: bool = False,
     training: Training | None = None,
     search: Search | None = None,
+    train_config: str = "default",
 ) -> dict:
     """Every figure of the module docstring (``curve``: the cost curve too; ``training``: the
-    training figure, measured by that callable; ``search``: the search figures, likewise)."""
+    training figure of ``train_config``, measured by that callable; ``search``: the search figures,
+    likewise)."""
     scale = 0.2 if quick else 1.0
     out: dict = {"variant": variant, "repeats": repeats}
+    # the training figure first, though printed last: a config it cannot load is refused at once
+    trained = None if training is None else training(variant, repeats, quick, train_config)
     out["game"] = bench_game(variant, int(2000 * scale), repeats)
     out["aec"] = bench_aec(variant, int(10000 * scale), repeats)
     vec_steps = {1: 3000, 64: 300, 1024: 60, 4096: 20}
@@ -179,8 +184,8 @@ def run_bench(
         out["curve"] = bench_curve(variant, repeats, quick)
     if search is not None:
         out["search"] = search(variant, repeats, quick)
-    if training is not None:
-        out["training"] = training(variant, repeats, quick)
+    if trained is not None:
+        out["training"] = trained
     return out
 
 
@@ -217,7 +222,7 @@ def _print_table(result: dict) -> None:
         print(f"  {'legal list at the deal':<28} {s['legal_one_ns']:>9.0f} ns")
     if "training" in result:
         t = result["training"]
-        print(f"training ({t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates):")
+        print(f"training ({t['config']}: {t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates):")
         print(f"  {'setting':<28} {'env-steps/s':>12} {'learner':>8}")
         for key, label in t["settings"]:  # the measured settings, in order (train.bench.SETTINGS)
             print(f"  {label:<28} {t[f'{key}env_steps_per_s']:>12,.0f} {t[f'{key}learner_share']:>8.0%}")
@@ -229,6 +234,8 @@ def _handle(args: argparse.Namespace, training: Training | None = None, search: 
     check_count("--repeats", args.repeats)
     if args.train and training is None:
         raise ValueError("--train needs the trainers (run it as the bigtwo command, which has them)")
+    if args.train_config != "default" and not args.train:
+        raise ValueError("--train-config names the config --train measures; add --train")
     if args.search and search is None:
         raise ValueError("--search needs the agents (run it as the bigtwo command, which has them)")
     result = run_bench(
@@ -238,6 +245,7 @@ def _handle(args: argparse.Namespace, training: Training | None = None, search: 
         args.curve,
         training if args.train else None,
         search if args.search else None,
+        args.train_config,
     )
     if args.json:
         json.dump(result, sys.stdout, indent=2)
@@ -259,6 +267,13 @@ def register(sub: argparse._SubParsersAction, training: Training | None = None, 
         "--train",
         action="store_true",
         help="add a short default PPO run's env-steps/s and learner share: alternating or overlap, float32 or bfloat16",
+    )
+    p.add_argument(
+        "--train-config",
+        default="default",
+        metavar="CONFIG",
+        help="the training config --train measures: a name in configs/train (e.g. strong) or a YAML file "
+        "(default: default)",
     )
     p.add_argument(
         "--search",

@@ -25,8 +25,8 @@ def test_bench_json_has_every_figure(capsys) -> None:
 def test_bench_curve_and_training_are_printed(capsys) -> None:
     assert main(["bench", "--quick", "--repeats", "1", "--curve", "--train"]) == 0
     out = capsys.readouterr().out
-    assert "cost curve" in out and "training (ppo" in out and "learner" in out
-    settings = out.split("training (ppo", 1)[1].splitlines()[2:6]  # one row per setting, side by side
+    assert "cost curve" in out and "training (default: ppo" in out and "learner" in out
+    settings = out.split("training (default: ppo", 1)[1].splitlines()[2:6]  # one row per setting, side by side
     labels = ["alternating, float32", "overlap, float32", "alternating, bfloat16", "overlap, bfloat16"]
     assert [row[2:30].strip() for row in settings] == labels
     assert all(float(row[30:43].replace(",", "")) > 0 for row in settings)
@@ -65,3 +65,24 @@ def test_bench_options_without_their_measurement_are_refused(flag, needs) -> Non
     args = sub.choices["bench"].parse_args([flag, "--quick"])
     with pytest.raises(ValueError, match=f"{flag} needs {needs}"):
         args.func(args)
+
+
+def test_bench_trains_the_config_it_is_given(capsys) -> None:
+    """``--train-config strong`` measures the shipped networks' recipe (its wider network), not the default."""
+    assert main(["bench", "--quick", "--repeats", "1", "--train", "--train-config", "strong", "--json"]) == 0
+    training = json.loads(capsys.readouterr().out)["training"]
+    assert training["config"] == "strong" and training["algo"] == "ppo"
+    assert all(training[f"{key}env_steps_per_s"] > 0 for key, _label in training["settings"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--train-config", "strong"], "--train-config names the config --train measures; add --train"),
+        (["--train", "--train-config", "no-such-config"], "no-such-config"),
+    ],
+)
+def test_bench_refuses_a_training_config_it_cannot_measure(argv, message, capsys) -> None:
+    assert main(["bench", "--quick", "--repeats", "1", *argv]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""  # refused before any figure is measured

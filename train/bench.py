@@ -1,7 +1,8 @@
-"""The training figure of ``bigtwo bench --train``: how fast the default PPO trainer learns here.
+"""The training figure of ``bigtwo bench --train``: how fast a training config learns here.
 
 ``training_figures`` trains the ``default`` config (PPO, ``num_envs`` matches in this process,
-its advice and league; no warm start) for a fixed number of updates after one warm-up update
+its advice and league; no warm start), or the one ``--train-config`` names (``strong``: the shipped
+networks' recipe, 1,024 matches and a network twice as wide), for a fixed number of updates after one warm-up update
 (kernels load, the network's first pass), with no evaluations and no checkpoints, in a throw-away
 run folder, in each of the ``SETTINGS`` (rollouts and updates alternating or ``overlap``, the update
 beside the next rollout; ``precision`` float32 or bfloat16), the settings taking turns, and reports
@@ -44,7 +45,14 @@ SETTINGS = (
 
 
 def _one_run(
-    variant: str, updates: int, quick: bool, runs_dir: str, run: int, overlap: bool, precision: str = "float32"
+    variant: str,
+    updates: int,
+    quick: bool,
+    runs_dir: str,
+    run: int,
+    overlap: bool,
+    precision: str = "float32",
+    config: str = "default",
 ) -> tuple[float, float, int, str]:
     """Trained env-steps/s and the learner's share of one run, its ``num_envs`` and algorithm."""
     from .config import load_config
@@ -66,7 +74,7 @@ def _one_run(
     }
     if quick:
         settings.update({"num_envs": 32, "num_steps": 8})
-    cfg = load_config("default", settings)
+    cfg = load_config(config, settings)
     timed = timed_updates(SelfPlay(cfg), updates)
     return timed.steps / timed.wall, timed.learn / timed.wall, cfg.num_envs, cfg.algo
 
@@ -107,11 +115,11 @@ def timed_updates(loop: SelfPlay, updates: int) -> Timed:
 
 
 def training_figures(
-    variant: str, repeats: int, quick: bool = False, updates: int = UPDATES
+    variant: str, repeats: int, quick: bool = False, config: str = "default", updates: int = UPDATES
 ) -> dict[str, float | str | bool | list[list[str]]]:
-    """``env_steps_per_s`` and ``learner_share`` of the default PPO config in each of the
-    ``SETTINGS`` (see the module docstring), medians of ``repeats`` runs each; ``quick``: 32
-    matches, 8 steps per rollout."""
+    """``env_steps_per_s`` and ``learner_share`` of training ``config`` (default: the default PPO
+    config) in each of the ``SETTINGS`` (see the module docstring), medians of ``repeats`` runs
+    each; ``quick``: 32 matches, 8 steps per rollout."""
     from .networks import has_bfloat16
     from .run import resolve_device
 
@@ -119,9 +127,10 @@ def training_figures(
     with tempfile.TemporaryDirectory(prefix="bigtwo-bench-") as runs_dir:
         for r in range(repeats):
             for key, overlap, precision, _label in SETTINGS:  # side by side: the machine's load moves all alike
-                runs[key].append(_one_run(variant, updates, quick, runs_dir, r, overlap, precision))
+                runs[key].append(_one_run(variant, updates, quick, runs_dir, r, overlap, precision, config))
     first = runs[""][0]
     out: dict[str, float | str | bool | list[list[str]]] = {
+        "config": config,
         "algo": first[3],
         "num_envs": float(first[2]),
         "updates": float(updates),
