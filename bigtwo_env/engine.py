@@ -216,6 +216,9 @@ class Engine:
     ``autoreset``: when a match ends, start the next one in the same step (for trainers).
     ``threads``: threads running slices of the batch (default: one per core, up to 4); batches
     under 1,024 games run in the calling thread (measured: threads cost more than they save below).
+    ``changes`` counts the calls that changed the state (``step``, ``step_observe``, ``reset``,
+    ``set_position``, ``load_state``): ``Game`` serves the observation it kept from a play only
+    while this count is unchanged. Change the state through these methods, not by writing its arrays.
     """
 
     def __init__(
