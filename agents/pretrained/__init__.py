@@ -72,7 +72,8 @@ NETWORK = "network"  # strong:network=PATH: that checkpoint or exported file ins
 # the search ``strong`` plays with no options (measured: docs/strong.md), with the
 # heuristic weights ``search_weights`` picks; simulations=0: the network alone. 400 rollouts, which the
 # halved rollout cost would allow, measured no better on 2,000 deals of either shipped variant and
-# took over 50 ms at the slowest move (docs/strong.md, "What the faster rollout kernel bought")
+# took over 50 ms at the slowest move; 300 with trust=4.9 measured no better on hong-kong either
+# (docs/strong.md, "What the faster rollout kernel bought")
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 # the heuristic weights ``strong`` searches with, by scoring (its own seat's, the other seats' in the
 # rollouts): only where measured better (docs/strong.md, "The strong config"). Under ``collect`` the default
