@@ -234,7 +234,7 @@ def _handle(args: argparse.Namespace, training: Training | None = None, search: 
     check_count("--repeats", args.repeats)
     if args.train and training is None:
         raise ValueError("--train needs the trainers (run it as the bigtwo command, which has them)")
-    if args.train_config != "default" and not args.train:
+    if args.train_config is not None and not args.train:
         raise ValueError("--train-config names the config --train measures; add --train")
     if args.search and search is None:
         raise ValueError("--search needs the agents (run it as the bigtwo command, which has them)")
@@ -245,7 +245,7 @@ def _handle(args: argparse.Namespace, training: Training | None = None, search: 
         args.curve,
         training if args.train else None,
         search if args.search else None,
-        args.train_config,
+        "default" if args.train_config is None else args.train_config,
     )
     if args.json:
         json.dump(result, sys.stdout, indent=2)
@@ -270,7 +270,7 @@ def register(sub: argparse._SubParsersAction, training: Training | None = None, 
     )
     p.add_argument(
         "--train-config",
-        default="default",
+        default=None,
         metavar="CONFIG",
         help="the training config --train measures: a name in configs/train (e.g. strong) or a YAML file "
         "(default: default)",

@@ -81,10 +81,9 @@ class Game:
         self._act = np.zeros(1, np.int64)
         self._seat_buf = np.zeros(1, np.int64)
         # the observation of the seat to act, kept from a play's own kernel call (``Engine.step_observe``),
-        # current while the engine's ``changes`` is still ``_kept_at``
+        # current while the engine's ``changes`` is still ``_kept_at`` (the seat to act is then unchanged too)
         self._kept = np.zeros(self.engine.obs_size, np.float32)
         self._kept_at = -1
-        self._kept_seat = -1
         self._plays: list[tuple[int, int]] = []  # (seat, action id) of the current game
         self._finished: list[tuple[int, int, tuple[float, ...], list[tuple[int, int]]]] = []
         self._deals: list[np.ndarray] = [self.engine.state.hands[0].copy()]  # each game's hands as dealt
@@ -260,7 +259,7 @@ class Game:
         except ValueError:
             raise ValueError(self._illegal_message(seat, action)) from None
         self._kept[:] = obs[0]
-        self._kept_at, self._kept_seat = self.engine.changes, int(S.current[0])
+        self._kept_at = self.engine.changes
         self._plays.append((seat, int(action)))
         if S.game_over[0]:
             payoffs = tuple(float(x) + 0.0 for x in S.payoffs[0])  # + 0.0: no -0.0 for the winner
@@ -290,7 +289,7 @@ class Game:
     def _observation(self, seat: int) -> np.ndarray:
         """``observation(seat)`` for a checked seat: the one kept from the last play when it is still
         current (the engine unchanged since, and ``seat`` the one to act), else computed now."""
-        if seat == self._kept_seat and self._kept_at == self.engine.changes:
+        if self._kept_at == self.engine.changes and seat == self.engine.state.current[0]:
             return self._kept.copy()
         self._seat_buf[0] = seat
         out = np.empty(self.engine.obs_size, np.float32)

@@ -79,6 +79,7 @@ def test_bench_trains_the_config_it_is_given(capsys) -> None:
     ("argv", "message"),
     [
         (["--train-config", "strong"], "--train-config names the config --train measures; add --train"),
+        (["--train-config", "default"], "--train-config names the config --train measures; add --train"),
         (["--train", "--train-config", "no-such-config"], "no-such-config"),
     ],
 )
