@@ -4,7 +4,7 @@
 |---|---|
 | ``base`` | the ``Agent`` interface (``act(obs, legal_ids, legal_counts)``) and ``RandomAgent`` |
 | ``greedy`` | the greedy baseline |
-| ``heuristic`` | the rule-based planner (a package: its weights, control, planner, decision and agent; ``arena.tune`` tunes the weights) |
+| ``heuristic`` | the rule-based planner (a package: its weights, control, planner, decision and agent; ``bigtwo.arena.tune`` tunes the weights) |
 | ``search`` | determinized Monte-Carlo search over the heuristic's plays, and its compiled rollouts |
 | ``registry`` | a name or a checkpoint path as an agent: ``make_agent``, options, agent lists, loaders |
 | ``pretrained`` | the shipped trained weights behind ``strong`` (one file per variant), their folder and provenance |
@@ -15,19 +15,19 @@ Tournaments, ratings, the ladder, move timing and the heuristic's tuning play ag
 other: they are the arena's (``arena``), above this package.
 
 ``make_agent(name_or_path, variant, seed=None, **options)`` builds any of them (see
-``agents.registry`` for the names, their options and checkpoint loaders):
+``bigtwo.agents.registry`` for the names, their options and checkpoint loaders):
 
->>> from bigtwo_env import load_variant
+>>> from bigtwo.env import load_variant
 >>> make_agent("greedy", load_variant("taiwan"))
 GreedyAgent('taiwan')
 """
 
 from __future__ import annotations
 
-from .base import Agent, RandomAgent
-from .greedy import GreedyAgent
-from .heuristic import HeuristicAgent
-from .registry import (
+from bigtwo.agents.base import Agent, RandomAgent
+from bigtwo.agents.greedy import GreedyAgent
+from bigtwo.agents.heuristic import HeuristicAgent
+from bigtwo.agents.registry import (
     AGENTS,
     known_suffixes,
     load_agent,
@@ -36,7 +36,7 @@ from .registry import (
     register_loader,
     unregister_loader,
 )
-from .search import SearchAgent
+from bigtwo.agents.search import SearchAgent
 
 __all__ = [
     "AGENTS",

@@ -1,11 +1,11 @@
 """The agent interface: choose one legal action per game from what the seat to act can see.
 
 An agent is built for one variant (``make_agent(name, variant, seed=...)``) and acts for many
-games at once. It gets only the observations (see ``bigtwo_env.observation``) and the legal
+games at once. It gets only the observations (see ``bigtwo.env.engine.observation``) and the legal
 action ids of the seats to act, never the engine's hidden state, so it cannot peek.
 
 >>> import numpy as np
->>> from bigtwo_env.engine import Engine
+>>> from bigtwo.env.engine.engine import Engine
 >>> eng = Engine("taiwan", num_games=3, seed=0)
 >>> agent = RandomAgent(eng.variant, seed=0)
 >>> ids, counts = eng.legal_actions()
@@ -15,7 +15,7 @@ True
 
 **Checked inputs.** Every agent's ``act`` (each subclass's, trained agents' included) is wrapped
 by the base class so that its inputs pass ``check_act_inputs`` first: ``obs`` real numbers
-within the observation's bounds (``bigtwo_env.observation.obs_bounds``: 0..1, match scores
+within the observation's bounds (``bigtwo.env.engine.observation.obs_bounds``: 0..1, match scores
 within +-their bound) of shape ``(B, obs_size(players))``, ``legal_ids`` integers of shape ``(B, L)``,
 ``legal_counts`` integers of shape ``(B,)`` in ``0..L``, and every counted id an action of the
 variant (``0..size - 1``). Anything else is a ``ValueError`` naming the input and what is
@@ -35,9 +35,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bigtwo_env.actions import action_table
-from bigtwo_env.observation import obs_bounds, obs_size
-from bigtwo_env.variant import Variant
+from bigtwo.env.engine.observation import obs_bounds, obs_size
+from bigtwo.env.rules.actions import action_table
+from bigtwo.env.rules.variant import Variant
 
 Act = Callable[..., np.ndarray]
 

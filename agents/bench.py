@@ -5,7 +5,7 @@
 - ``heuristic_us``: one heuristic decision (``HeuristicAgent.act`` on a batch of mid-game positions
   from heuristic play, counted per position with more than one legal play), as the trainers'
   adviser and the league's heuristic opponents pay it;
-- ``rollout_us``: one rollout of search's rollout kernel (``agents.search.rollout_state``: a game
+- ``rollout_us``: one rollout of search's rollout kernel (``bigtwo.agents.search.rollout_state``: a game
   played out from the deal by the heuristic at every seat, each play the engine's legal list, the
   heuristic's decision and the engine's step), over ``ROLLOUT_GAMES`` games;
 - ``legal_one_ns``: the engine's legal list of one position (``kernels.legal_range`` of one game), the 13-card
@@ -13,7 +13,7 @@
 - ``play_out_ns_per_play``: the engine alone (``kernels.legal_range`` and ``kernels.step_range``) per
   play, the same games played out with the highest legal play each turn.
 
-``bigtwo_env.bench`` prints them; the ``bigtwo`` command hands this function in, as the engine's
+``bigtwo.cli.bench`` prints them; the ``bigtwo`` command hands this function in, as the engine's
 package never imports the agents.
 """
 
@@ -25,11 +25,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bigtwo_env import Engine, kernels, load_variant
-from bigtwo_env.jit import njit
-
-from .heuristic import HeuristicAgent
-from .search import rollout_state
+from bigtwo.agents.heuristic import HeuristicAgent
+from bigtwo.agents.search import rollout_state
+from bigtwo.env import Engine, load_variant
+from bigtwo.env.engine import kernels
+from bigtwo.env.engine.jit import njit
 
 ROLLOUT_GAMES = 256
 POSITIONS_EVERY = 3  # a batch of positions every this many steps of heuristic play

@@ -5,7 +5,7 @@ answers with the cheapest play that beats the table. It passes only when pass is
 action. Vectorised over the batch; deterministic (``seed`` is accepted and unused).
 
 >>> import numpy as np
->>> from bigtwo_env.engine import Engine
+>>> from bigtwo.env.engine.engine import Engine
 >>> eng = Engine("taiwan", num_games=2, seed=0)
 >>> ids, n = eng.legal_actions()
 >>> a = GreedyAgent(eng.variant).act(eng.observe(), ids, n)
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Agent
+from bigtwo.agents.base import Agent
 
 
 class GreedyAgent(Agent):

@@ -1,8 +1,8 @@
 """Play Big Two in the terminal against agents: ``bigtwo play --opponents heuristic``.
 
 Without ``--opponents`` every other seat is ``strong``, the trained agent shipped for the variant
-(``agents.pretrained``), where one is shipped and loads for these rules; ``heuristic`` otherwise.
-The start-up text says which, and why not ``strong`` (``agents.registry.default_opponent``).
+(``bigtwo.agents.pretrained``), where one is shipped and loads for these rules; ``heuristic`` otherwise.
+The start-up text says which, and why not ``strong`` (``bigtwo.agents.registry.default_opponent``).
 
 Every turn of yours shows your hand sorted low to high and numbered (``1:3C 2:5D ...``), what
 the others played this trick, the play to beat and how many cards each seat holds. Type
@@ -39,12 +39,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from bigtwo_env.cards import Card, parse_cards
-from bigtwo_env.game import Game
-from bigtwo_env.variant import DEFAULT_VARIANT, Variant
-
-from .base import Agent
-from .registry import default_opponent, make_agent_from_spec, parse_agent_list
+from bigtwo.agents.base import Agent
+from bigtwo.agents.registry import default_opponent, make_agent_from_spec, parse_agent_list
+from bigtwo.env.envs.game import Game
+from bigtwo.env.rules.cards import Card, parse_cards
+from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant
 
 HELP = """\
 How to play a turn:

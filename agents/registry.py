@@ -8,11 +8,11 @@
 | ``greedy`` | the lowest legal play; passes only when it must | |
 | ``heuristic`` | plans the hand into few plays, keeps control, presses | ``weights`` |
 | ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k``, ``weights``, ``opponent_weights``, ``threads``, ``schedule``, ``scale``, ``infer`` |
-| ``strong`` | search on top of the trained network shipped for the variant (``agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``, ``trust``, ``network`` |
+| ``strong`` | search on top of the trained network shipped for the variant (``bigtwo.agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``, ``trust``, ``network`` |
 | a file path | a trained checkpoint, by its suffix's loader (below) | the loader's |
 
 Options may also be written into the name, ``KEY=VALUE`` items after a colon, each value read
-as YAML (``bigtwo_env.settings``): ``"search:simulations=64,top_k=4"``. ``parse_agent_list``
+as YAML (``bigtwo.env.rules.settings``): ``"search:simulations=64,top_k=4"``. ``parse_agent_list``
 reads the comma lists of ``bigtwo tournament --agents`` and ``bigtwo play --opponents``.
 
 **Checkpoint loaders.** A loader is registered for a file suffix (``".pt"``) or a predicate on
@@ -23,7 +23,7 @@ entry point is imported only when a file of its suffix is loaded, so this module
 torch. ``register_loader`` adds one at run time; the most recent registration wins, and any
 registration wins over the entry points.
 
->>> from bigtwo_env import load_variant
+>>> from bigtwo.env import load_variant
 >>> make_agent("greedy", load_variant("taiwan"))
 GreedyAgent('taiwan')
 >>> make_agent("search:simulations=32", "japan").simulations
@@ -48,14 +48,13 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from bigtwo_env.settings import parse_settings
-from bigtwo_env.variant import Variant, load_variant
-
-from . import pretrained
-from .base import Agent, RandomAgent
-from .greedy import GreedyAgent
-from .heuristic import HeuristicAgent
-from .search import SearchAgent
+from bigtwo.agents import pretrained
+from bigtwo.agents.base import Agent, RandomAgent
+from bigtwo.agents.greedy import GreedyAgent
+from bigtwo.agents.heuristic import HeuristicAgent
+from bigtwo.agents.search import SearchAgent
+from bigtwo.env.rules.settings import parse_settings
+from bigtwo.env.rules.variant import Variant, load_variant
 
 AGENTS: dict[str, type[Agent]] = {
     "random": RandomAgent,
@@ -117,7 +116,7 @@ def make_agent(name_or_path: str | Path, variant: Variant | str, seed: int | Non
 
 def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agent:
     """The shipped agent for ``variant``: a search whose candidates and rollouts start from the
-    network shipped for it (``agents.pretrained``, loaded by the ``.pt`` loader with the same
+    network shipped for it (``bigtwo.agents.pretrained``, loaded by the ``.pt`` loader with the same
     rules required), at ``pretrained.SEARCH_DEFAULTS`` unless options say otherwise;
     ``simulations=0`` is the network alone."""
     allowed = (*pretrained.OPTIONS, *pretrained.SEARCH_OPTIONS, pretrained.NETWORK)

@@ -48,7 +48,7 @@ The rollouts' compiled drivers live here: ``heuristic_at`` is the heuristic's de
 game's seat to act read from the engine state (that seat's own view only), ``replies_state``
 asks it of every game (how passers would have answered), and ``rollout_state`` plays games out.
 
->>> from bigtwo_env.engine import Engine
+>>> from bigtwo.env.engine.engine import Engine
 >>> eng = Engine("taiwan", num_games=1, seed=3)
 >>> agent = SearchAgent(eng.variant, seed=0, simulations=24)
 >>> ids, n = eng.legal_actions()
@@ -63,15 +63,14 @@ import time
 
 import numpy as np
 
-from bigtwo_env import kernels
-from bigtwo_env.checks import check_count, is_finite_number
-from bigtwo_env.engine import THREADS, Engine, run_batched
-from bigtwo_env.jit import njit
-from bigtwo_env.observation import FULL, absolute_seat, decode_observation, relative_seat
-from bigtwo_env.variant import Variant
-
-from .base import Agent
-from .heuristic import BIG, HeuristicAgent, Position, decide, new_work, weight_mix
+from bigtwo.agents.base import Agent
+from bigtwo.agents.heuristic import BIG, HeuristicAgent, Position, decide, new_work, weight_mix
+from bigtwo.env.checks import check_count, is_finite_number
+from bigtwo.env.engine import kernels
+from bigtwo.env.engine.engine import THREADS, Engine, run_batched
+from bigtwo.env.engine.jit import njit
+from bigtwo.env.engine.observation import FULL, absolute_seat, decode_observation, relative_seat
+from bigtwo.env.rules.variant import Variant
 
 DEFAULT_SIMULATIONS = 1000
 DEFAULT_TOP_K = 5

@@ -16,7 +16,7 @@
 | ``cli`` | the ``bigtwo tournament``, ``bigtwo ladder`` and ``bigtwo move-time`` subcommands |
 
 The arena sits above the agents (it builds them by name with ``agents.make_agent``) and below the
-trainers and the web table, which use it; the rules layer (``bigtwo_env``) knows nothing of it.
+trainers and the web table, which use it; the rules layer (``bigtwo.env``) knows nothing of it.
 
 >>> result = run_tournament("taiwan", ["greedy", "random"], deals=2, seed=0, workers=1, progress=False, players=2)
 >>> [s.name for s in result.stats], result.games
@@ -25,8 +25,8 @@ trainers and the web table, which use it; the rules layer (``bigtwo_env``) knows
 
 from __future__ import annotations
 
-from .results import AgentStats, TournamentResult
-from .stats import mean_ci, table_margins
-from .tournament import entry_names, run_tournament
+from bigtwo.arena.results import AgentStats, TournamentResult
+from bigtwo.arena.stats import mean_ci, table_margins
+from bigtwo.arena.tournament import entry_names, run_tournament
 
 __all__ = ["AgentStats", "TournamentResult", "entry_names", "mean_ci", "run_tournament", "table_margins"]

@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.registry import make_agent_from_spec
-from bigtwo_env.engine import Engine
-
-from .deals import Chunk, derive_seed
+from bigtwo.agents.base import Agent
+from bigtwo.agents.registry import make_agent_from_spec
+from bigtwo.arena.deals import Chunk, derive_seed
+from bigtwo.env.engine.engine import Engine
 
 
 def spec_name(spec: str | Agent) -> str:
@@ -151,7 +150,7 @@ def play_chunk(chunk: Chunk, agents_cache: list[Agent] | None = None, report: Re
         report(d - reported)
     records = None
     if chunk.records:
-        from bigtwo_env.record import record_line
+        from bigtwo.env.records.record import record_line
 
         records = [record_line(r) for r in chunk_records(chunk, np.array(steps).reshape(-1, g), seat_entry, rot)]
 
@@ -167,12 +166,12 @@ def play_chunk(chunk: Chunk, agents_cache: list[Agent] | None = None, report: Re
 
 
 def chunk_records(chunk: Chunk, steps: np.ndarray, seat_entry: np.ndarray, rot: np.ndarray) -> list[dict[str, Any]]:
-    """Each match of the chunk as a game record (``bigtwo_env.record``), replayed through a
+    """Each match of the chunk as a game record (``bigtwo.env.records.record``), replayed through a
     ``Game`` from its deal seed, in row order (deal, then rotation). ``steps`` is (steps, rows),
     each row's action per step (-1 where it sat out). ``seats`` are the entry names (the agent
     spec as written, ``#2`` on a repeat); ``info`` holds the tournament seed, the deal (its number
     in the tournament), the rotation and each seat's agent spec."""
-    from bigtwo_env.game import Game
+    from bigtwo.env.envs.game import Game
 
     p = chunk.tables.shape[1]
     out = []

@@ -14,7 +14,7 @@ already open in this process (``ray.init`` called before, as the tests do) is us
 
 ``play_chunks`` runs a tournament's chunks of deals as Ray tasks (one CPU each): each chunk's
 result depends only on its own deals and seeds, so the tournament is the same as the local run
-(``arena.tournament``); a task whose worker dies is retried by Ray and plays the same again.
+(``bigtwo.arena.tournament``); a task whose worker dies is retried by Ray and plays the same again.
 """
 
 from __future__ import annotations

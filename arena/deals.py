@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from bigtwo_env.variant import Variant
+from bigtwo.env.rules.variant import Variant
 
 DEFAULT_CHUNK_DEALS = 250
 
@@ -64,7 +64,7 @@ class Chunk:
     seed: int
     pairs: bool  # record pairwise comparisons for a rating
     engine_threads: int | None = None  # threads for the engine's kernels (None: its default)
-    records: bool = False  # keep each match's game record (bigtwo_env.record) in the result
+    records: bool = False  # keep each match's game record (bigtwo.env.records.record) in the result
     first_deal: int = 0  # number of the chunk's first deal in the tournament
     names: list[str] = field(default_factory=list)  # entry names, for the records' seats
 

@@ -1,11 +1,11 @@
 """Evaluation of a trained agent: duplicate-deal tournaments against baseline agents.
 
 For each opponent the table is the trained agent at one seat and ``players - 1`` copies of the
-opponent (``arena.tournament.run_tournament``): every deal is played once per rotation, so
+opponent (``bigtwo.arena.tournament.run_tournament``): every deal is played once per rotation, so
 the trained agent holds every seat's cards once per deal and luck largely cancels. Reported
 per opponent: the trained agent's mean payoff per game with its 95% interval over deals, its
 win rate, the same for the opponent copies, and the trained agent's margin (its payoff less the
-mean of the opponent copies', paired by deal: ``arena.stats.table_margins``) with its 95% interval;
+mean of the opponent copies', paired by deal: ``bigtwo.arena.stats.table_margins``) with its 95% interval;
 ``beats`` is true when that margin's interval lies wholly above 0.
 """
 
@@ -15,12 +15,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from agents.base import Agent
-from agents.registry import make_agent
-from bigtwo_env.variant import SCORING_SUMMARY, Variant
-
-from .results import TournamentResult
-from .tournament import run_tournament
+from bigtwo.agents.base import Agent
+from bigtwo.agents.registry import make_agent
+from bigtwo.arena.results import TournamentResult
+from bigtwo.arena.tournament import run_tournament
+from bigtwo.env.rules.variant import SCORING_SUMMARY, Variant
 
 
 @dataclass

@@ -7,10 +7,10 @@
 
 The field (``ladder_agents``): ``random``, ``greedy``, ``heuristic``, ``search:simulations=N``
 (``--simulations``, default 200), ``strong`` and its network alone (``strong:simulations=0``)
-when trained weights are shipped for the variant (``agents.pretrained``), then any ``--agents`` (names or checkpoint paths). It plays one
-duplicate tournament (``arena.tournament``): each deal seats a table of the variant's number
+when trained weights are shipped for the variant (``bigtwo.agents.pretrained``), then any ``--agents`` (names or checkpoint paths). It plays one
+duplicate tournament (``bigtwo.arena.tournament``): each deal seats a table of the variant's number
 of players drawn from the field by the seed and plays it in every rotation, and the
-Bradley-Terry fit on pairwise finishing order (``arena.rating``, bootstrap over deals) puts
+Bradley-Terry fit on pairwise finishing order (``bigtwo.arena.rating``, bootstrap over deals) puts
 everyone on one Elo scale, mean 0.
 
 The table (``Ladder.markdown``), best rating first:
@@ -40,15 +40,14 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents import pretrained
-from agents.registry import make_agent
-from bigtwo_env.checks import check_count
-from bigtwo_env.settings import parse_settings
-from bigtwo_env.variant import Variant, load_variant, variant_names
-
-from .results import AgentStats, TournamentResult
-from .stats import Z95
-from .tournament import run_tournament
+from bigtwo.agents import pretrained
+from bigtwo.agents.registry import make_agent
+from bigtwo.arena.results import AgentStats, TournamentResult
+from bigtwo.arena.stats import Z95
+from bigtwo.arena.tournament import run_tournament
+from bigtwo.env.checks import check_count
+from bigtwo.env.rules.settings import parse_settings
+from bigtwo.env.rules.variant import Variant, load_variant, variant_names
 
 BASELINES = ("random", "greedy", "heuristic")
 DEFAULT_DEALS = 2000

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.base import Agent
-from agents.registry import make_agent, make_agent_from_spec
-from bigtwo_env.checks import check_count
-from bigtwo_env.engine import Engine
-from bigtwo_env.variant import Variant, load_variant
+from bigtwo.agents.base import Agent
+from bigtwo.agents.registry import make_agent, make_agent_from_spec
+from bigtwo.env.checks import check_count
+from bigtwo.env.engine.engine import Engine
+from bigtwo.env.rules.variant import Variant, load_variant
 
 WARM_UP_GAMES = 1
 

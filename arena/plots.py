@@ -10,7 +10,7 @@ first, and the margin (its lead over its table) beside it. Both return a matplot
 ``.png``, ``.svg`` or ``.pdf`` file. matplotlib comes with the ``notebooks`` extra; without it these
 raise ``ValueError`` saying what to install.
 
->>> from arena import run_tournament
+>>> from bigtwo.arena import run_tournament
 >>> result = run_tournament("taiwan", ["greedy", "random"], deals=3, seed=0, workers=1, progress=False, players=2)
 >>> fig = tournament_figure(result)
 >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
@@ -22,9 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .ladder import Ladder
-from .results import AgentStats, TournamentResult
-from .stats import Z95
+from bigtwo.arena.ladder import Ladder
+from bigtwo.arena.results import AgentStats, TournamentResult
+from bigtwo.arena.stats import Z95
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

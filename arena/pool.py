@@ -20,10 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 from queue import Empty
 from typing import Any
 
-from bigtwo_env.checks import usable_cores
-
-from .chunk import ChunkResult, play_chunk
-from .deals import Chunk
+from bigtwo.arena.chunk import ChunkResult, play_chunk
+from bigtwo.arena.deals import Chunk
+from bigtwo.env.checks import usable_cores
 
 
 def default_workers() -> int:

@@ -3,10 +3,10 @@
     bigtwo replay games.jsonl --game 12          # record 12 (its line index) of a tournament's --records
     bigtwo replay match.json --seat 0 --all      # a web record, only seat 0's hand shown, printed at once
 
-The record (``bigtwo_env.record``: a ``.json`` file, or one line of a ``.jsonl`` file picked by
+The record (``bigtwo.env.records.record``: a ``.json`` file, or one line of a ``.jsonl`` file picked by
 ``--game``, 0 for the first line) is replayed through the engine first, so a record the engine
 does not agree with is refused before anything is shown. Then the table is drawn by
-``bigtwo_env.render`` and every play follows, numbered, with the seat's label (the record's
+``bigtwo.env.envs.render`` and every play follows, numbered, with the seat's label (the record's
 ``seats``) and its cards; a new table is drawn when a game of the match ends. In a terminal each
 play waits for Enter (``q`` then Enter stops) and the table is drawn again after it; with
 ``--all``, or when stdin is no terminal (a pipe, a test), the whole match is printed at once, the
@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from bigtwo_env.game import Game
+    from bigtwo.env.envs.game import Game
 
 
 def _plays_of(record: dict[str, Any], seat: int | None) -> tuple[Game, list[tuple[int, int, str, str]]]:
     """The record replayed, and ``(game number, seat, cards, table drawn before the play)`` for
     each play; ``ValueError`` if the engine does not agree with it."""
-    from bigtwo_env.record import game_from_record
-    from bigtwo_env.render import render_text
+    from bigtwo.env.envs.render import render_text
+    from bigtwo.env.records.record import game_from_record
 
     frames: list[tuple[int, int, str, str]] = []
     names = _labels(record)
@@ -71,9 +71,9 @@ def replay(
 ) -> int:
     """Print record ``index`` of ``path`` (see the module docstring); with ``step``, wait for
     ``ask()`` (a line: Enter, or ``q`` to stop) after each play. Returns how many plays were shown."""
-    from bigtwo_env.checks import is_seat
-    from bigtwo_env.record import record_at
-    from bigtwo_env.render import render_text
+    from bigtwo.env.checks import is_seat
+    from bigtwo.env.envs.render import render_text
+    from bigtwo.env.records.record import record_at
 
     out = sys.stdout if out is None else out
     record = record_at(path, index)

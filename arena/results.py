@@ -1,7 +1,7 @@
 """A tournament's result: each entry's statistics and the per-deal arrays they come from.
 
 ``summarise`` turns the chunks' per-deal, per-position arrays into one ``AgentStats`` line per
-entry (the statistics are defined in ``arena.tournament``'s docstring); ``TournamentResult``
+entry (the statistics are defined in ``bigtwo.arena.tournament``'s docstring); ``TournamentResult``
 holds them, renders the report (``table``), and writes it as JSON and CSV (``write``).
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bigtwo_env.variant import Variant
+from bigtwo.env.rules.variant import Variant
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 The deal, not the game, is the unit: the rotations of one deal share its cards, so a deal's
 games are summarised first (payoff per game over its rotations) and the interval is taken over
-deals (see ``arena.tournament`` for what each statistic means).
+deals (see ``bigtwo.arena.tournament`` for what each statistic means).
 """
 
 from __future__ import annotations

@@ -23,11 +23,11 @@ matches advance; workers through a queue), with the time left; reporting changes
 SIGTERM and Ctrl-C end a run with its worker processes (``KeyboardInterrupt``; the command exits
 with status 130), and a worker whose parent died exits by itself. With ``ray`` (``bigtwo tournament
 --ray local|auto|ADDRESS``, the ``ray`` extra) the chunks are Ray tasks on that cluster instead
-(``arena.cluster``): the same chunks, so exactly the same result as the local run; agents by
+(``bigtwo.arena.cluster``): the same chunks, so exactly the same result as the local run; agents by
 name or by a checkpoint path that every node can read.
 
 **Game records.** ``records="games.jsonl"`` (``bigtwo tournament --records``) writes every match
-as a game record (``bigtwo_env.record``), one JSON line each, in deal then rotation order:
+as a game record (``bigtwo.env.records.record``), one JSON line each, in deal then rotation order:
 its deal, every play, the payoffs, ``seats`` (the entry names: the agent spec as written, ``#2``
 on a repeat) and ``info`` (``tournament_seed``, ``deal``, ``rotation``, ``agents``: each seat's
 spec). Chunks keep their records (made where they were played, by replaying their moves through
@@ -37,7 +37,7 @@ same records as one JSON file per match (``deal000012-rot1.json``); both may be 
 
 **Many agents.** Results are kept per deal and table position (``payoff_at``, ``games_at``,
 ``wins_at``, ``(deals, P)``, with ``tables``), and ratings use only the pairs that met
-(``arena.rating.rate_tables``), so memory follows the games played: thousands of agents with
+(``bigtwo.arena.rating.rate_tables``), so memory follows the games played: thousands of agents with
 a few deals cost little. ``payoff``, ``games_per_deal`` and ``wins`` are the ``(deals, K)`` views,
 built on demand.
 
@@ -59,7 +59,7 @@ built on demand.
 - ``ms_per_move``: wall time inside the agent's ``act`` calls divided by the moves it made
   (batched calls, so this is the amortised cost of one move).
 - ``rating`` / ``rating_se`` (with more agents than seats, or ``rating=True``): Bradley-Terry
-  on pairwise finishing comparisons, Elo scale, bootstrap over deals; see ``arena.rating``.
+  on pairwise finishing comparisons, Elo scale, bootstrap over deals; see ``bigtwo.arena.rating``.
 
 >>> result = run_tournament("taiwan", ["random", "random"], deals=4, seed=0, workers=1,
 ...                         progress=False, players=2)
@@ -81,18 +81,17 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.registry import make_agent_from_spec
-from bigtwo_env.checks import check_count, is_whole, usable_cores
-from bigtwo_env.record import write_record
-from bigtwo_env.variant import Variant, load_variant
-
-from .chunk import ChunkResult, play_chunk, record_file_name, spec_name
-from .deals import DEFAULT_CHUNK_DEALS, Chunk, deal_seeds, derive_seed, seat_tables
-from .pool import default_workers, play_in_workers, signals_end_the_run
-from .rating import MAX_DENSE_AGENTS, rate_tables
-from .results import AgentStats, TournamentResult
-from .stats import mean_ci, table_margins
+from bigtwo.agents.base import Agent
+from bigtwo.agents.registry import make_agent_from_spec
+from bigtwo.arena.chunk import ChunkResult, play_chunk, record_file_name, spec_name
+from bigtwo.arena.deals import DEFAULT_CHUNK_DEALS, Chunk, deal_seeds, derive_seed, seat_tables
+from bigtwo.arena.pool import default_workers, play_in_workers, signals_end_the_run
+from bigtwo.arena.rating import MAX_DENSE_AGENTS, rate_tables
+from bigtwo.arena.results import AgentStats, TournamentResult
+from bigtwo.arena.stats import mean_ci, table_margins
+from bigtwo.env.checks import check_count, is_whole, usable_cores
+from bigtwo.env.records.record import write_record
+from bigtwo.env.rules.variant import Variant, load_variant
 
 
 def entry_names(specs: Sequence[str | Agent]) -> list[str]:
@@ -131,11 +130,11 @@ def run_tournament(
     ``bootstrap``: resamples of the deals for the ratings' errors (0: Hessian errors).
     ``progress``: a bar on stderr that moves as deals are played, with an estimate of the time
     left. SIGTERM and Ctrl-C end the run and its worker processes (``KeyboardInterrupt``).
-    ``save_games``: a folder to write every match to as a game record (``bigtwo_env.record``),
+    ``save_games``: a folder to write every match to as a game record (``bigtwo.env.records.record``),
     one file per deal and rotation, ``deal000012-rot1.json``. ``records``: a JSON Lines file to write
     every match to as a game record, one a line, in deal then rotation order (see the module docstring).
     ``ray``: ``local``, ``auto`` or a cluster address: the chunks run as tasks on that Ray cluster
-    (``arena.cluster``; ``workers`` is then unused), with the same result.
+    (``bigtwo.arena.cluster``; ``workers`` is then unused), with the same result.
     """
     var = load_variant(variant, **overrides)
     specs = list(agents)
@@ -288,7 +287,7 @@ def _check_arguments(
         check_count("chunk_deals", chunk_deals)
     has_objects = any(isinstance(s, Agent) for s in specs)
     if ray is not None:
-        from .cluster import check_address, need_ray
+        from bigtwo.arena.cluster import check_address, need_ray
 
         check_address(ray)
         need_ray()
@@ -323,7 +322,7 @@ def _play(
     try:
         with signals_end_the_run():
             if ray is not None:
-                from .cluster import connect, play_chunks
+                from bigtwo.arena.cluster import connect, play_chunks
 
                 with connect(ray):
                     results = play_chunks(chunks, play_chunk, bar.update)

@@ -7,7 +7,7 @@ the agents never import the arena (that would make the two packages a circle).
 ``start``) and, in each of ``rounds`` rounds, visits the weights in order. For each weight it
 tries a few other values, each in one seat against ``players - 1`` copies of the opponents'
 weights (``DEFAULT_WEIGHTS`` unless ``opponents`` is given), on the same ``deals`` duplicate
-deals of ``seed`` (``arena.tournament``: every deal in every seat rotation). The best value is
+deals of ``seed`` (``bigtwo.arena.tournament``: every deal in every seat rotation). The best value is
 kept when it scores more than ``min_gain`` a game above the current weights there. The values:
 
 * a whole-number weight (``WHOLE``: a rank, a number of plays or cards): ``v - 2 .. v + 2``;
@@ -18,9 +18,9 @@ The heuristic is deterministic, so the same deals make every comparison paired, 
 arguments give the same weights. Candidates are played by ``workers`` processes (the result
 does not depend on how many). The weights found are printed as a YAML list
 (``heuristic:weights=[...]`` takes them), and ``HeuristicAgent(weights=...)`` and the search's
-rollouts use them; ``agents.heuristic.WEIGHT_SETS`` ships the sets this command made.
+rollouts use them; ``bigtwo.agents.heuristic.WEIGHT_SETS`` ships the sets this command made.
 
->>> from agents.heuristic import DEFAULT_WEIGHTS
+>>> from bigtwo.agents.heuristic import DEFAULT_WEIGHTS
 >>> steps = candidate_values(DEFAULT_WEIGHTS)
 >>> steps[Weight.LOW_RANK], steps[Weight.CTRL_BONUS]
 ([3.0, 4.0, 6.0, 7.0], [0.1, 0.3, 1.0])
@@ -36,14 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.heuristic import HeuristicAgent
-from agents.heuristic.weights import NAMES, NUM_WEIGHTS, Weight, weight_set
-from bigtwo_env.checks import check_count
-from bigtwo_env.seeds import check_seed
-from bigtwo_env.variant import Variant, load_variant
-
-from .pool import end_workers
-from .tournament import run_tournament
+from bigtwo.agents.heuristic import HeuristicAgent
+from bigtwo.agents.heuristic.weights import NAMES, NUM_WEIGHTS, Weight, weight_set
+from bigtwo.arena.pool import end_workers
+from bigtwo.arena.tournament import run_tournament
+from bigtwo.env.checks import check_count
+from bigtwo.env.engine.seeds import check_seed
+from bigtwo.env.rules.variant import Variant, load_variant
 
 FACTORS = (0.5, 0.75, 1.33, 2.0)  # a real weight's candidates: its value times each
 ZERO_STEPS = (0.1, 0.3, 1.0, -0.1)  # a weight at 0: these

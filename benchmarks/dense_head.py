@@ -5,10 +5,10 @@
 
 Run from the repository's root (``benchmarks/`` is not installed with the package). It plays
 ``batch`` random ``taiwan`` games 20 steps in (mid-game decisions), then times a forward pass and
-a forward + backward pass (median of ``--repeats``) of ``train.networks.ActionScorer`` (scores
+a forward + backward pass (median of ``--repeats``) of ``bigtwo.train.networks.ActionScorer`` (scores
 only each row's legal plays) and of ``DenseHead`` (the same state encoder with a
 ~19,900-wide output masked to the legal plays), for a 128 x 2 encoder with a 64 scorer and for
-256 x 2 with 128. The figures in ``train.networks``' docstring come from here;
+256 x 2 with 128. The figures in ``bigtwo.train.networks``' docstring come from here;
 ``tests/test_train.py`` runs it on a small batch.
 """
 
@@ -23,9 +23,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from bigtwo_env.checks import check_count
-from bigtwo_env.vector import VectorEnv
-from train.networks import ActionScorer, action_features, legal_mask, masked_log_softmax
+from bigtwo.env.checks import check_count
+from bigtwo.env.envs.vector import VectorEnv
+from bigtwo.train.networks import ActionScorer, action_features, legal_mask, masked_log_softmax
 
 WIDTHS = ((128, 64), (256, 128))
 """(encoder width, scorer width) pairs measured: the default config's, then the strong config's."""

@@ -74,7 +74,7 @@ def _label(item: str) -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from arena.plots import FORMATS, save_figure
+    from bigtwo.arena.plots import FORMATS, save_figure
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", help="run folders (TensorBoard logs)")

@@ -29,15 +29,15 @@ import statistics
 import sys
 import tempfile
 
-from bigtwo_env.checks import usable_cores
-from train.bench import timed_updates
-from train.config import TrainConfig, load_config, make_config
-from train.loop import SelfPlay
-from train.rollout import LocalRollouts, RolloutsFactory
+from bigtwo.env.checks import usable_cores
+from bigtwo.train.bench import timed_updates
+from bigtwo.train.config import TrainConfig, load_config, make_config
+from bigtwo.train.loop import SelfPlay
+from bigtwo.train.rollout import LocalRollouts, RolloutsFactory
 
 
 def measure(cfg: TrainConfig, rollouts: RolloutsFactory, updates: int) -> dict[str, float]:
-    """One timed run (``train.bench.timed_updates``): a warm-up update, then ``updates`` timed ones."""
+    """One timed run (``bigtwo.train.bench.timed_updates``): a warm-up update, then ``updates`` timed ones."""
     steps, wall, learn, actor_rates = timed_updates(SelfPlay(cfg, rollouts), updates)
     per_k = 1000.0 / steps
     per_update = len(actor_rates) / updates  # worker batches per update
@@ -60,7 +60,7 @@ def measure_settings(
     """Each of ``SETTINGS`` trained ``repeats`` times for ``updates`` timed updates of ``base``
     (run folders under ``runs_dir``): the label and the median of every figure of ``measure``.
     Ray must be initialised (``main`` starts a local cluster)."""
-    from train.ray.actors import RayRollouts
+    from bigtwo.train.ray.actors import RayRollouts
 
     rows = []
     for label, actors in SETTINGS:

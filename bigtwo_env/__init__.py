@@ -1,4 +1,4 @@
-"""bigtwo_env: the Big Two rules, a batched engine and the environments built on it."""
+"""bigtwo.env: the Big Two rules, a batched engine and the environments built on it."""
 
 from __future__ import annotations
 
@@ -6,31 +6,38 @@ from typing import TYPE_CHECKING
 
 import gymnasium
 
-from .actions import ActionTable, action_table
-from .cards import Card, card_texts, format_cards, parse_cards
-from .combos import KINDS, Combo, beats, classify
-from .lazy import lazy_attributes
-from .variant import Variant, load_variant, variant_names
+from bigtwo import __version__
+from bigtwo.env.lazy import lazy_attributes
+from bigtwo.env.rules.actions import ActionTable, action_table
+from bigtwo.env.rules.cards import Card, card_texts, format_cards, parse_cards
+from bigtwo.env.rules.combos import KINDS, Combo, beats, classify
+from bigtwo.env.rules.variant import Variant, load_variant, variant_names
 
-__version__ = "0.1.0"  # the one place the version is written (pyproject reads it)
-ENV_ID = "bigtwo/BigTwo-v1"  # the Gymnasium id of bigtwo_env.gym_env.BigTwoEnv; v0 had observation version 0
+ENV_ID = "bigtwo/BigTwo-v1"  # the Gymnasium id of bigtwo.env.envs.gym_env.BigTwoEnv; v0 had observation version 0
 
 if TYPE_CHECKING:
-    from .aec import env, raw_env
-    from .engine import Engine
-    from .game import Game
-    from .vector import VectorEnv
+    from bigtwo.env.engine.engine import Engine
+    from bigtwo.env.envs.aec import env, raw_env
+    from bigtwo.env.envs.game import Game
+    from bigtwo.env.envs.vector import VectorEnv
 
 # Loaded on first use, so that importing the package does not compile the engine or load PettingZoo.
-_LAZY = {"Game": ".game", "env": ".aec", "raw_env": ".aec", "Engine": ".engine", "VectorEnv": ".vector"}
+_LAZY = {
+    "Game": ".envs.game",
+    "env": ".envs.aec",
+    "raw_env": ".envs.aec",
+    "Engine": ".engine.engine",
+    "VectorEnv": ".envs.vector",
+}
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="bigtwo_env.gym_env:BigTwoEnv")
+    gymnasium.register(id=ENV_ID, entry_point="bigtwo.env.envs.gym_env:BigTwoEnv")
 
 __all__ = [
+    "__version__",
     "ENV_ID",
     "KINDS",
     "ActionTable",

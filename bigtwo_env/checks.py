@@ -3,7 +3,7 @@
 One home for the questions asked of a setting before it is used (is ``deals`` a positive
 integer? how many cores may this process use?), so that the engine, the agents, the arena, the
 trainers and the web table accept and refuse the same values with the same words. Seeds have
-their own module (``bigtwo_env.seeds``).
+their own module (``bigtwo.env.engine.seeds``).
 
 A count is a positive ``int`` or NumPy integer, and never a bool: YAML's ``true`` and Python's
 ``True`` are no count, although ``True == 1``.

@@ -3,7 +3,7 @@
 ``__getattr__ = lazy_attributes(__name__, {"Engine": ".engine"})`` in a package's
 ``__init__`` makes ``package.Engine`` import ``package.engine`` the first time it is read
 (a module-level ``__getattr__``, PEP 562) and keeps the value on the package afterwards.
-``bigtwo_env`` uses it so that ``import bigtwo_env`` compiles no engine and loads no PettingZoo;
+``bigtwo.env`` uses it so that ``import bigtwo.env`` compiles no engine and loads no PettingZoo;
 the trainers' package uses it so that importing it imports no torch.
 """
 

@@ -1,4 +1,4 @@
-"""bigtwo_web: play Big Two in the browser (``bigtwo serve``).
+"""bigtwo.web: play Big Two in the browser (``bigtwo serve``).
 
 | module | job |
 |---|---|

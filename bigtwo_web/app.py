@@ -1,5 +1,5 @@
 """The web table's ASGI app (Starlette): the page, a small JSON API and one websocket per seat.
-The rooms, agents and threads behind it are ``bigtwo_web.hub``'s; the form checks ``bigtwo_web.room``'s.
+The rooms, agents and threads behind it are ``bigtwo.web.hub``'s; the form checks ``bigtwo.web.room``'s.
 
 | route | what |
 |---|---|
@@ -8,7 +8,7 @@ The rooms, agents and threads behind it are ``bigtwo_web.hub``'s; the form check
 | ``GET /api/options`` | variants, agent names and each variant's default agent (``strong`` where shipped) |
 | ``POST /api/rooms`` | create a room: ``{variant or yaml, settings, seats: ["person", "strong", ...], names, pace, away_timeout, turn_timeout, seed}``; answers each person seat's link |
 | ``GET /api/rooms`` | the rooms (public: names, variant, state) |
-| ``GET /api/rooms/ID/record?match=N`` | a finished match's game record (``bigtwo_env.record``) |
+| ``GET /api/rooms/ID/record?match=N`` | a finished match's game record (``bigtwo.env.records.record``) |
 | ``GET /api/rooms/ID/records.jsonl`` | the records of every finished match the room keeps (its last ``MAX_KEPT``), one JSON line each |
 | ``GET /api/rooms/ID/replay?match=N&coach=1`` | the record expanded move by move through the engine, with the coach's advice per move |
 | ``POST /api/replay?coach=1`` | the same for a record sent as the body (a file the page opened) |
@@ -54,13 +54,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from bigtwo_env.record import record_line
+from bigtwo.env.records.record import record_line
+from bigtwo.web.hub import Connection, Hub, Stopping
+from bigtwo.web.room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, Room, RoomError
+from bigtwo.web.store import Store
 
-from .hub import Connection, Hub, Stopping
-from .room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, Room, RoomError
-from .store import Store
-
-PAGE = Path(str(resources.files("bigtwo_web") / "page"))
+PAGE = Path(str(resources.files("bigtwo.web") / "page"))
 MESSAGE_TYPES = ("play", "coach", "next_match", "pace")
 MAX_MESSAGE = 4096  # bytes a client's websocket message may have
 MAX_BODY = 64 * 1024  # bytes of a request body

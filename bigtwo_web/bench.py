@@ -108,14 +108,13 @@ async def _play(base: str, rooms: int, seconds: float, agent: str) -> tuple[list
 
 def bench_once(rooms: int, seconds: float, agent: str) -> dict[str, Any]:
     """One repeat (see the module docstring): its figures and checks."""
-    from agents.registry import make_agent
-
-    from .room import Room
-    from .store import Store
+    from bigtwo.agents.registry import make_agent
+    from bigtwo.web.room import Room
+    from bigtwo.web.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.sqlite"
-        cmd = [sys.executable, "-m", "bigtwo_cli", "serve", "--port", "0", "--db", str(db), "--pace", "0"]
+        cmd = [sys.executable, "-m", "bigtwo.cli", "serve", "--port", "0", "--db", str(db), "--pace", "0"]
         proc = subprocess.Popen([*cmd, "--away-timeout", "3600"], stdout=subprocess.PIPE, text=True)
         try:
             line = proc.stdout.readline() if proc.stdout else ""

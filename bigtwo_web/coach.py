@@ -10,7 +10,7 @@ did not need to search (the only legal play, or one that goes out) comes alone, 
 Elsewhere the ``heuristic`` agent's preferences rank the legal plays (higher is better, no unit),
 and ``why`` says so.
 
->>> from bigtwo_env.game import Game
+>>> from bigtwo.env.envs.game import Game
 >>> game = Game("japan", seed=3)
 >>> coach = Coach(game.variant)
 >>> coach.agent_name, coach.kind
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import default_opponent, make_agent
-from agents.search import SearchAgent
-from bigtwo_env.game import Game
-from bigtwo_env.variant import Variant
+from bigtwo.agents.registry import default_opponent, make_agent
+from bigtwo.agents.search import SearchAgent
+from bigtwo.env.envs.game import Game
+from bigtwo.env.rules.variant import Variant
 
 TOP = 3  # plays shown
 

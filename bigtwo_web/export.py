@@ -1,8 +1,8 @@
 """The web table's games as game records: ``bigtwo serve --export FILE.jsonl``.
 
-Every finished match of every room in the server's SQLite file (``bigtwo_web.store``) is
+Every finished match of every room in the server's SQLite file (``bigtwo.web.store``) is
 replayed through the engine from its stored seed and plays and written as one JSON line, the
-format of ``bigtwo tournament --records`` (``bigtwo_env.record``): ``seats`` the seats' names,
+format of ``bigtwo tournament --records`` (``bigtwo.env.records.record``): ``seats`` the seats' names,
 ``info`` ``{room, match, people}`` (``people``: the seats a person held). Rooms go oldest first,
 matches in order. A match still being played is left out (its record would show every hand), so
 the file never holds a hand that is still hidden; a running server's file may be read (SQLite's
@@ -19,12 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bigtwo_env.game import Game
-from bigtwo_env.record import record_line
-from bigtwo_env.variant import Variant
-
-from .room import match_record
-from .store import Store, StoredRoom
+from bigtwo.env.envs.game import Game
+from bigtwo.env.records.record import record_line
+from bigtwo.env.rules.variant import Variant
+from bigtwo.web.room import match_record
+from bigtwo.web.store import Store, StoredRoom
 
 
 def room_records(stored: StoredRoom) -> Iterator[dict[str, Any]]:

@@ -15,7 +15,7 @@ in flight, so a lane serves its rooms in turn:
 The heavy, coach and builder threads run at a lower priority (nice ``THINKING_NICE``), so on
 busy cores the event loop and the quick rooms come first. An agent instance is only ever used
 in its lane's one thread. A search cannot be stopped in the
-middle (``agents.search`` has no hook for it), so shutdown waits for at most one move of each
+middle (``bigtwo.agents.search`` has no hook for it), so shutdown waits for at most one move of each
 lane, which the web's budget bounds (about a second); queued work is dropped.
 
 **What the hub holds, bounded.** ``MAX_ROOMS`` rooms; a room nobody is connected to and that has
@@ -47,14 +47,13 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
-from agents.base import Agent
-from agents.registry import AGENTS, default_opponent, make_agent, split_spec
-from bigtwo_env.game import Game
-from bigtwo_env.record import game_from_record
-from bigtwo_env.variant import Variant, load_variant, variant_names
-
-from .coach import Coach, Position
-from .room import (
+from bigtwo.agents.base import Agent
+from bigtwo.agents.registry import AGENTS, default_opponent, make_agent, split_spec
+from bigtwo.env.envs.game import Game
+from bigtwo.env.records.record import game_from_record
+from bigtwo.env.rules.variant import Variant, load_variant, variant_names
+from bigtwo.web.coach import Coach, Position
+from bigtwo.web.room import (
     DEFAULT_AWAY,
     DEFAULT_PACE,
     DEFAULT_TURN,
@@ -65,7 +64,7 @@ from .room import (
     check_agent,
     room_setup,
 )
-from .store import Store
+from bigtwo.web.store import Store
 
 MAX_ROOMS = 1000
 MAX_AGENTS = 24  # distinct agents (agent and rules) held at once

@@ -1,9 +1,9 @@
 """A room of the web table: seats (people or agents), one match at a time, the engine as referee.
 
 A room holds 2-4 seats, each a person (who opens the seat's secret link) or an agent (any name
-``agents.make_agent`` takes). Every play goes through the engine (``bigtwo_env.game.Game``):
+``agents.make_agent`` takes). Every play goes through the engine (``bigtwo.env.envs.game.Game``):
 an out-of-turn, illegal or malformed play raises ``RoomError`` saying why, and changes nothing.
-Each accepted play is stored (``bigtwo_web.store``) before the room changes, so a restarted
+Each accepted play is stored (``bigtwo.web.store``) before the room changes, so a restarted
 server rebuilds the room by replaying the stored plays (``Room.restore``).
 
 **Who plays a turn.** An agent seat plays after ``pace`` seconds. A person seat waits for its
@@ -27,14 +27,14 @@ the play to beat, the current trick, scores, finished games with the cards they 
 its own hand and legal plays; a spectator sees the public part only. A view never holds a card
 of another seat's hand.
 
->>> from agents.registry import make_agent
+>>> from bigtwo.agents.registry import make_agent
 >>> room = Room("r1", Room.setup_for("taiwan", ["greedy", "greedy", "greedy", "person"], seed=4),
 ...             agents=lambda spec, variant: make_agent(spec, variant, seed=0), clock=lambda: 0.0)
 >>> room.to_act, room.seats[3].kind
 (3, 'person')
 >>> room.play(1, "3C")
 Traceback (most recent call last):
-bigtwo_web.room.RoomError: not your turn: seat 3 (player 1) is to act, you are seat 1
+bigtwo.web.room.RoomError: not your turn: seat 3 (player 1) is to act, you are seat 1
 """
 
 from __future__ import annotations
@@ -48,15 +48,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.pretrained import SEARCH_OPTIONS
-from agents.registry import split_spec
-from bigtwo_env.engine import THREADS
-from bigtwo_env.game import Game
-from bigtwo_env.seeds import check_seed
-from bigtwo_env.variant import DEFAULT_VARIANT, Variant, load_variant, variant_names, yaml_mapping
-
-from .store import Store, StoredRoom
+from bigtwo.agents.base import Agent
+from bigtwo.agents.pretrained import SEARCH_OPTIONS
+from bigtwo.agents.registry import split_spec
+from bigtwo.env.engine.engine import THREADS
+from bigtwo.env.engine.seeds import check_seed
+from bigtwo.env.envs.game import Game
+from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, load_variant, variant_names, yaml_mapping
+from bigtwo.web.store import Store, StoredRoom
 
 PERSON = "person"
 DEFAULT_PACE = 0.8  # seconds an agent waits before it plays, so people can follow
@@ -113,7 +112,7 @@ def check_agent(spec: Any, files: Mapping[str, Any] = {}) -> str:  # noqa: B006 
     'search:simulations=500'
     >>> check_agent("search:seconds=86400")
     Traceback (most recent call last):
-    bigtwo_web.room.RoomError: agent 'search:seconds=86400': seconds must be a number 0..1 on this server (seconds of search a move), got 86400
+    bigtwo.web.room.RoomError: agent 'search:seconds=86400': seconds must be a number 0..1 on this server (seconds of search a move), got 86400
     """
     allowed = [*AGENT_OPTIONS, *files]
     if not isinstance(spec, str) or not spec.strip():
@@ -176,7 +175,7 @@ def room_setup(
     files: Mapping[str, Any] = {},  # noqa: B006 - read only
 ) -> dict[str, Any]:
     """The set-up of a room from the page's create-room form (``FORM_FIELDS``; see
-    ``bigtwo_web.app``), every field checked; ``RoomError`` naming the first bad one. Builds no
+    ``bigtwo.web.app``), every field checked; ``RoomError`` naming the first bad one. Builds no
     agent: ``default_agent(variant)`` names the seats' default and the stand-in."""
     if not isinstance(body, dict):
         raise RoomError("the request body must be a JSON object of the form's fields")
@@ -663,7 +662,7 @@ class Room:
         }
 
     def record(self, match: int) -> dict[str, Any]:
-        """The game record of a finished match (``bigtwo_env.record``); ``RoomError`` for one still
+        """The game record of a finished match (``bigtwo.env.records.record``); ``RoomError`` for one still
         being played (its record shows every hand) or one the room never had."""
         if not 1 <= match <= self.match:
             raise RoomError(f"room {self.id} has matches 1..{self.match}, not {match}")
@@ -690,7 +689,7 @@ class Room:
 
 
 def match_record(game: Game, room_id: str, match: int, names: list[str], kinds: list[str]) -> dict[str, Any]:
-    """A room's match as a game record (``bigtwo_env.record``): ``seats`` the seats' names, ``info``
+    """A room's match as a game record (``bigtwo.env.records.record``): ``seats`` the seats' names, ``info``
     the room, the match number and ``people``, the seats a person held (their plays include any a
     stand-in made while they were away)."""
     people = [i for i, kind in enumerate(kinds) if kind == PERSON]

@@ -19,7 +19,7 @@ import socket
 from collections.abc import Iterable
 from pathlib import Path
 
-from .room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN
+from bigtwo.web.room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN
 
 DEFAULT_DB = "bigtwo-web.sqlite"
 MAX_WS_FRAME = 64 * 1024  # bytes of one websocket message uvicorn reads (the app allows far less)
@@ -81,7 +81,7 @@ def serve(
     try:
         import uvicorn
 
-        from .app import create_app
+        from bigtwo.web.app import create_app
     except ImportError as exc:
         raise ValueError(f"bigtwo serve needs the web extra ({exc}): pip install 'bigtwo[web]'") from None
     if not 0 <= port <= 65535:

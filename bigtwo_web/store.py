@@ -10,7 +10,7 @@ lost on a restart.
 Each write is one transaction, committed before anyone is told of it, so the file is consistent
 whenever the server stops; ``(room, match, seq)`` is the primary key, so a play can never be
 stored twice. The journal is WAL (readers do not block the writer). A restarted server reads
-every room back and replays each match's plays through the engine (``bigtwo_web.room``).
+every room back and replays each match's plays through the engine (``bigtwo.web.room``).
 
 The file holds no seat's token, only its SHA-256 (``add_room`` drops the set-up's plain
 ``tokens``), and is made readable by its owner only (mode 0600, with its WAL and shared-memory

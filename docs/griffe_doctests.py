@@ -6,7 +6,7 @@ this extension makes readable on the site:
 - Doctests (a ``>>>`` line, its ``...`` continuations and the expected output up to the next
   blank line) become ``pycon`` code blocks; as plain Markdown, ``x[0]`` in them reads as a
   link and ``>>>`` as nested quotes.
-- A module that writes parts of its docstring in when it is imported (``bigtwo_env.aec`` fills
+- A module that writes parts of its docstring in when it is imported (``bigtwo.env.envs.aec`` fills
   ``@LAYOUT_TABLE@`` and the sizes from ``observation.LAYOUT``) shows the docstring it ends up
   with: the imported module's ``__doc__``.
 """

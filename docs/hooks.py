@@ -5,9 +5,9 @@ part in its place before the page is converted, so nothing the code declares is 
 
 | marker | what it becomes | from |
 |---|---|---|
-| ``<!-- bigtwo:observation -->`` | the observation layout table (index ranges, 4 players, part, what) | ``bigtwo_env.observation.layout_table`` (``LAYOUT``) |
-| ``<!-- bigtwo:actions -->`` | each named variant's action ids, one row per run of a kind | ``bigtwo_env.actions.action_table`` |
-| ``<!-- bigtwo:train-fields -->`` | every training config field: default, description, what it allows | ``train.config`` (what ``bigtwo train --fields`` prints) |
+| ``<!-- bigtwo:observation -->`` | the observation layout table (index ranges, 4 players, part, what) | ``bigtwo.env.engine.observation.layout_table`` (``LAYOUT``) |
+| ``<!-- bigtwo:actions -->`` | each named variant's action ids, one row per run of a kind | ``bigtwo.env.rules.actions.action_table`` |
+| ``<!-- bigtwo:train-fields -->`` | every training config field: default, description, what it allows | ``bigtwo.train.config`` (what ``bigtwo train --fields`` prints) |
 | ``<!-- bigtwo:api PACKAGE -->`` | one mkdocstrings ``:::`` block per module of the package | the package's folder |
 
 A marker that names nothing known fails the build (``ValueError``), as a broken link does under
@@ -21,20 +21,20 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-MARKER = re.compile(r"^<!-- bigtwo:([a-z-]+)(?: ([a-z_]+))? -->$", flags=re.M)
-API_PACKAGES = ("bigtwo_env", "agents", "arena", "train", "bigtwo_web")
+MARKER = re.compile(r"^<!-- bigtwo:([a-z-]+)(?: ([a-z_.]+))? -->$", flags=re.M)
+API_PACKAGES = ("bigtwo.env", "bigtwo.agents", "bigtwo.arena", "bigtwo.train", "bigtwo.web", "bigtwo.cli")
 
 
 def observation_table() -> str:
-    """The observation layout, as ``bigtwo_env.observation``'s docstring has it."""
-    from bigtwo_env.observation import layout_table, obs_size
+    """The observation layout, as ``bigtwo.env.engine.observation``'s docstring has it."""
+    from bigtwo.env.engine.observation import layout_table, obs_size
 
     return f"{layout_table(4)}\n\n``obs_size(4)`` = {obs_size(4)}; ``obs_size(P)`` for 2 and 3 players: {obs_size(2)}, {obs_size(3)}."
 
 
 def action_rows() -> str:
     """Every named variant's action ids: pass, then each run of one kind, with its first and last id."""
-    from bigtwo_env import KINDS, action_table, load_variant, variant_names
+    from bigtwo.env import KINDS, action_table, load_variant, variant_names
 
     rows = ["| variant | kind | size | ids | how many |", "|---|---|---|---|---:|"]
     for name in variant_names():
@@ -51,7 +51,7 @@ def action_rows() -> str:
 
 def train_fields() -> str:
     """Every ``TrainConfig`` field: its default, description and allowed values (``bigtwo train --fields``)."""
-    from train.config import FIELDS, allowed_values, defaults, field_docs
+    from bigtwo.train.config import FIELDS, allowed_values, defaults, field_docs
 
     values, docs = defaults(), field_docs()
     rows = ["| field | default | what | allowed |", "|---|---|---|---|"]
@@ -65,7 +65,7 @@ def api_blocks(package: str) -> str:
     """One ``::: module`` block per module of ``package`` (its ``__init__`` first, subpackages included)."""
     if package not in API_PACKAGES:
         raise ValueError(f"bigtwo:api {package!r}: allowed packages are {', '.join(API_PACKAGES)}")
-    folder = ROOT / package
+    folder = ROOT.joinpath(*package.split("."))  # bigtwo/env is the link to bigtwo_env/
     modules = []
     for path in sorted(folder.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts

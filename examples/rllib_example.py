@@ -8,7 +8,7 @@ Run from the repository's root (``examples/`` is not installed with the package)
 ``tests/test_ray.py`` runs it.
 
 Proof that the environment works in the ecosystem's own trainer, not a trainer of ours: the AEC
-env (``bigtwo_env.env``) goes through RLlib's own PettingZoo wrapper
+env (``bigtwo.env.env``) goes through RLlib's own PettingZoo wrapper
 (``ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv``, an AEC -> ``MultiAgentEnv`` adapter),
 all four seats map to one shared policy (self-play with parameter sharing), and the policy is
 RLlib's action-masking PPO module (``ActionMaskingTorchRLModule`` from RLlib's examples, on
@@ -54,10 +54,10 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 from ray.tune.registry import register_env
 
-import bigtwo_env
-from agents.base import Agent
-from arena import TournamentResult, run_tournament
-from bigtwo_env.variant import Variant, load_variant
+import bigtwo.env
+from bigtwo.agents.base import Agent
+from bigtwo.arena import TournamentResult, run_tournament
+from bigtwo.env.rules.variant import Variant, load_variant
 
 ENV_NAME = "bigtwo_masked"
 POLICY = "shared"  # every seat plays the one policy
@@ -90,7 +90,7 @@ class MaskedObservations(BaseWrapper):
 
 def make_env(env_config: dict[str, Any]) -> PettingZooEnv:
     """The env RLlib's env runners build: ours, masked for RLlib, through RLlib's PettingZoo wrapper."""
-    return PettingZooEnv(MaskedObservations(bigtwo_env.env(variant=env_config.get("variant", "taiwan"))))
+    return PettingZooEnv(MaskedObservations(bigtwo.env.env(variant=env_config.get("variant", "taiwan"))))
 
 
 @dataclass
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--iterations and --deals must be at least 1")
     import ray
 
-    from arena.cluster import connect
+    from bigtwo.arena.cluster import connect
 
     s = Settings(variant=args.variant, seed=args.seed)
     with connect("local"):

@@ -4,7 +4,7 @@
     python examples/sb3_maskable_ppo.py --timesteps 200000    # train, then evaluate against the opponents
     python examples/sb3_maskable_ppo.py --opponents random --timesteps 20000 --save ppo_bigtwo.zip
 
-The Gymnasium env seats one learner against fixed opponents (``bigtwo_env.gym_env``). Its
+The Gymnasium env seats one learner against fixed opponents (``bigtwo.env.envs.gym_env``). Its
 observation is a ``Dict`` of the observation vector and the ~20,000-wide action mask; SB3's
 policies should not read the mask as an input, so ``LearnerView`` passes on only the vector,
 and ``MaskablePPO`` takes the mask from the env's ``action_masks()`` method instead (found through
@@ -29,9 +29,9 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-import bigtwo_env  # noqa: F401  (registers bigtwo/BigTwo-v1)
-from bigtwo_env.gym_env import ENV_ID
-from bigtwo_env.variant import load_variant
+import bigtwo.env  # noqa: F401  (registers bigtwo/BigTwo-v1)
+from bigtwo.env.envs.gym_env import ENV_ID
+from bigtwo.env.rules.variant import load_variant
 
 Policy = Callable[[np.ndarray, np.ndarray], int]  # (observation, legal mask) -> action id
 PPO_SETTINGS: dict[str, Any] = {"n_steps": 512, "batch_size": 128, "n_epochs": 4, "learning_rate": 1e-3}

@@ -35,7 +35,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def play_agent(game: Any, agent: Any) -> list[str]:
     """Let ``agent`` (anything with ``act(obs, legal_ids, legal_counts)``) choose and play for the
-    seat to act of ``game`` (a ``bigtwo_env.Game``); returns the cards played (``[]``: a pass)."""
+    seat to act of ``game`` (a ``bigtwo.env.Game``); returns the cards played (``[]``: a pass)."""
     ids, counts = game.engine.legal_actions()
     action = int(agent.act(game.engine.observe(), ids, counts)[0])
     game.play_action(action)
@@ -44,7 +44,7 @@ def play_agent(game: Any, agent: Any) -> list[str]:
 
 def tiny_training_config(runs_dir: Path, **fields: Any) -> Any:
     """A PPO config on taiwan that trains in about a second (the trainers' real code, tiny sizes)."""
-    from train import make_config
+    from bigtwo.train import make_config
 
     base: dict[str, Any] = dict(
         runs_dir=str(runs_dir),
@@ -74,9 +74,9 @@ def tiny_training_config(runs_dir: Path, **fields: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder of a real, tiny training run (skipped without torch): what ``train.export`` ships."""
+    """The folder of a real, tiny training run (skipped without torch): what ``bigtwo.train.export`` ships."""
     pytest.importorskip("torch")
-    from train import run_training
+    from bigtwo.train import run_training
 
     return run_training(tiny_training_config(tmp_path_factory.mktemp("runs"))).run_dir
 
@@ -84,8 +84,8 @@ def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def strong_dir(trained_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A pretrained folder holding ``taiwan.pt`` exported from ``trained_run``, set as ``BIGTWO_PRETRAINED_DIR``."""
-    from agents.pretrained import ENV_VAR
-    from train.export import export_policy
+    from bigtwo.agents.pretrained import ENV_VAR
+    from bigtwo.train.export import export_policy
 
     folder = tmp_path / "pretrained"
     export_policy(trained_run, out_dir=folder)
@@ -96,7 +96,7 @@ def strong_dir(trained_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 @pytest.fixture
 def no_strong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty pretrained folder set as ``BIGTWO_PRETRAINED_DIR``: no variant has weights."""
-    from agents.pretrained import ENV_VAR
+    from bigtwo.agents.pretrained import ENV_VAR
 
     folder = tmp_path / "no_pretrained"
     folder.mkdir()

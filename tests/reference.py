@@ -4,9 +4,9 @@ This module is an independent reading of the repository's ``RULES.md`` (the proj
 authority). It exists so that differential tests can compare the fast engine against a
 second, deliberately naive implementation: plays are found by brute force over subsets of
 the hand, classified one by one, and a game is a plain object stepped one play at a time.
-It must never import the engine's own rules code (``bigtwo_env.combos``,
-``bigtwo_env.actions``); only card ids (``bigtwo_env.cards``) and the ``Variant`` settings
-(``bigtwo_env.variant``) are shared.
+It must never import the engine's own rules code (``bigtwo.env.rules.combos``,
+``bigtwo.env.rules.actions``); only card ids (``bigtwo.env.rules.cards``) and the ``Variant`` settings
+(``bigtwo.env.rules.variant``) are shared.
 
 Conventions (RULES.md and the project's reading of it):
 
@@ -31,7 +31,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from bigtwo_env.variant import Variant
+from bigtwo.env.rules.variant import Variant
 
 PASS: frozenset[int] = frozenset()
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bigtwo_env import KINDS, action_table, beats, classify, load_variant, parse_cards
+from bigtwo.env import KINDS, action_table, beats, classify, load_variant, parse_cards
 
 NAMES = ["hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan"]
 VARIANTS = {name: load_variant(name) for name in NAMES}

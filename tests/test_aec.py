@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-import bigtwo_env.aec
-from bigtwo_env import Game, env, raw_env
+import bigtwo.env.envs.aec
+from bigtwo.env import Game, env, raw_env
 
 CONFIGS = [
     ("hong-kong", {}),
@@ -49,7 +49,7 @@ def test_pettingzoo_api_seed_and_render(name: str, overrides: dict) -> None:
 
 
 def test_doctests() -> None:
-    assert doctest.testmod(bigtwo_env.aec).failed == 0
+    assert doctest.testmod(bigtwo.env.envs.aec).failed == 0
 
 
 def test_spaces_and_agents() -> None:

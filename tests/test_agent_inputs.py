@@ -10,10 +10,10 @@ import sys
 import numpy as np
 import pytest
 
-from agents import Agent, make_agent
-from bigtwo_env import load_variant
-from bigtwo_env.engine import Engine
-from bigtwo_env.observation import obs_size
+from bigtwo.agents import Agent, make_agent
+from bigtwo.env import load_variant
+from bigtwo.env.engine.engine import Engine
+from bigtwo.env.engine.observation import obs_size
 
 TAIWAN = load_variant("taiwan")
 NAMES = ["random", "greedy", "heuristic", "search:simulations=8"]
@@ -27,9 +27,9 @@ def _position(num_games: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray
 
 def _policy_agent() -> Agent:
     torch = pytest.importorskip("torch")
-    from bigtwo_env.observation import obs_size
-    from train.networks import ActionScorer, action_features
-    from train.policy_agent import PolicyAgent
+    from bigtwo.env.engine.observation import obs_size
+    from bigtwo.train.networks import ActionScorer, action_features
+    from bigtwo.train.policy_agent import PolicyAgent
 
     torch.manual_seed(0)
     net = ActionScorer(obs_size(4), action_features(TAIWAN), hidden_size=16, pair_size=8)
@@ -116,8 +116,8 @@ def test_counts_past_the_width_are_an_error_not_a_segfault(name):
     """Before the check this crashed the interpreter (a compiled kernel read past the array)."""
     code = f"""
 import numpy as np
-from agents import make_agent
-from bigtwo_env.engine import Engine
+from bigtwo.agents import make_agent
+from bigtwo.env.engine.engine import Engine
 eng = Engine("taiwan", num_games=2, seed=0)
 ids, counts = eng.legal_actions()
 try:

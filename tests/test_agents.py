@@ -8,8 +8,8 @@ import hashlib
 import numpy as np
 import pytest
 
-import agents
-from agents import (
+from bigtwo import agents
+from bigtwo.agents import (
     GreedyAgent,
     HeuristicAgent,
     RandomAgent,
@@ -19,11 +19,11 @@ from agents import (
     register_loader,
     unregister_loader,
 )
-from agents.search import MAX_SCALE
-from bigtwo_env import load_variant, variant_names
-from bigtwo_env.cards import cards_to_mask, parse_cards
-from bigtwo_env.engine import Engine
-from bigtwo_env.observation import obs_size
+from bigtwo.agents.search import MAX_SCALE
+from bigtwo.env import load_variant, variant_names
+from bigtwo.env.engine.engine import Engine
+from bigtwo.env.engine.observation import obs_size
+from bigtwo.env.rules.cards import cards_to_mask, parse_cards
 
 NAMED = ["hong-kong", "taiwan", "japan", "online-cn", "pusoy-dos"]
 
@@ -258,7 +258,7 @@ def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name, 
     """Search's rollouts (``rollout_state``, one compiled loop per game) end every game as the
     heuristic playing every seat through ``Engine.step`` does, with the same payoffs; seat 0
     plays its own weights, the other seats theirs."""
-    from agents.search import rollout_state
+    from bigtwo.agents.search import rollout_state
 
     variant = load_variant(name).replace(games=1, target_score=0)
     n = 24
@@ -296,8 +296,8 @@ def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name, 
 def test_rollouts_play_each_rows_opponent_weights():
     """With a mix of opponent sets, each rollout's other seats play that row's set: rows of a mixed
     batch end as the same rows of a batch that plays their set everywhere."""
-    from agents import heuristic as H
-    from agents.search import rollout_state
+    from bigtwo.agents import heuristic as H
+    from bigtwo.agents.search import rollout_state
 
     variant = load_variant("hong-kong", scoring="collect").replace(games=1, target_score=0)
     n = 32
@@ -515,13 +515,13 @@ def test_set_position_rejects_inconsistent_positions(kwargs, message):
     ],
 )
 def test_agent_lists_repeat_whole_entries_options_included(text, expected):
-    from agents.registry import parse_agent_list
+    from bigtwo.agents.registry import parse_agent_list
 
     assert parse_agent_list(text) == expected
 
 
 def test_agent_list_refuses_a_zero_repeat():
-    from agents.registry import parse_agent_list
+    from bigtwo.agents.registry import parse_agent_list
 
     with pytest.raises(ValueError, match=r"random\*0: a repeat count is at least 1"):
         parse_agent_list("heuristic,random*0")

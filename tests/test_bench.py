@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 
 import pytest
 
-from bigtwo_cli import main
-from bigtwo_env.bench import CURVE
+from bigtwo.cli import main
+from bigtwo.cli.bench import CURVE, run_bench
 
 
 def test_bench_json_has_every_figure(capsys) -> None:
@@ -56,15 +56,13 @@ def test_bench_search_prints_the_rollout_kernel(capsys) -> None:
     assert "search's rollout kernel" in out and "heuristic decision" in out and "legal list at the deal" in out
 
 
-@pytest.mark.parametrize(("flag", "needs"), [("--train", "the trainers"), ("--search", "the agents")])
-def test_bench_options_without_their_measurement_are_refused(flag, needs) -> None:
-    from bigtwo_env.bench import register
-
-    sub = argparse.ArgumentParser().add_subparsers()
-    register(sub)  # no training or search callable: what a caller without those packages gets
-    args = sub.choices["bench"].parse_args([flag, "--quick"])
-    with pytest.raises(ValueError, match=f"{flag} needs {needs}"):
-        args.func(args)
+def test_bench_train_without_torch_names_the_extra(monkeypatch) -> None:
+    """Without torch, ``--train`` says which extra to install, before measuring anything."""
+    for name in [m for m in sys.modules if m.startswith("bigtwo.train")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "torch", None)  # what an install without the train extra has
+    with pytest.raises(ValueError, match=r"--train needs the train extra \(torch\)"):
+        run_bench("taiwan", repeats=1, quick=True, training=True)
 
 
 def test_bench_trains_the_config_it_is_given(capsys) -> None:

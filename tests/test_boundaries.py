@@ -26,11 +26,11 @@ import numpy as np
 import pytest
 from pettingzoo.test import render_test
 
-from bigtwo_env import Card, Engine, Game, VectorEnv, action_table, env, load_variant, parse_cards
-from bigtwo_env.gym_env import BigTwoEnv
-from bigtwo_env.observation import obs_size
-from bigtwo_env.seeds import MAX_SEED, check_seed, seed_array
-from bigtwo_env.variant import BOUNDS, read_yaml_mapping
+from bigtwo.env import Card, Engine, Game, VectorEnv, action_table, env, load_variant, parse_cards
+from bigtwo.env.engine.observation import obs_size
+from bigtwo.env.engine.seeds import MAX_SEED, check_seed, seed_array
+from bigtwo.env.envs.gym_env import BigTwoEnv
+from bigtwo.env.rules.variant import BOUNDS, read_yaml_mapping
 
 TAIWAN = load_variant("taiwan")
 
@@ -87,9 +87,9 @@ def test_variant_numbers_are_finite_and_bounded(fields: dict, field: str, allowe
 
 
 def test_variant_docstring_table_gives_the_bounds() -> None:
-    import bigtwo_env.variant
+    import bigtwo.env.rules.variant
 
-    doc = bigtwo_env.variant.__doc__ or ""
+    doc = bigtwo.env.rules.variant.__doc__ or ""
     for row in (
         "| unit | number, 0 < unit <= 1e6 |",
         "| buy_in | number 0 .. 1e12",

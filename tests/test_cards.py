@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bigtwo_env import Card, card_texts, format_cards, parse_cards
+from bigtwo.env import Card, card_texts, format_cards, parse_cards
 
 RANK_TEXTS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2"]
 SUIT_LETTERS = ["D", "C", "H", "S"]

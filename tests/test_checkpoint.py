@@ -20,12 +20,12 @@ torch = pytest.importorskip("torch")
 
 from conftest import tiny_training_config  # noqa: E402
 
-from bigtwo_cli import main  # noqa: E402
-from bigtwo_env import load_variant  # noqa: E402
-from bigtwo_env.actions import action_table  # noqa: E402
-from bigtwo_env.engine import Engine  # noqa: E402
-from train import checkpoint as ckpt  # noqa: E402
-from train import load_policy_agent, make_config, run_training  # noqa: E402
+from bigtwo.cli import main  # noqa: E402
+from bigtwo.env import load_variant  # noqa: E402
+from bigtwo.env.engine.engine import Engine  # noqa: E402
+from bigtwo.env.rules.actions import action_table  # noqa: E402
+from bigtwo.train import checkpoint as ckpt  # noqa: E402
+from bigtwo.train import load_policy_agent, make_config, run_training  # noqa: E402
 
 
 @pytest.fixture(scope="module")

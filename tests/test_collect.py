@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 import yaml
 
-from bigtwo_env import kernels as K
-from bigtwo_env.cards import cards_to_mask, parse_cards
-from bigtwo_env.engine import Engine, make_rules
-from bigtwo_env.variant import Variant, load_variant
+from bigtwo.env.engine import kernels as K
+from bigtwo.env.engine.engine import Engine, make_rules
+from bigtwo.env.rules.cards import cards_to_mask, parse_cards
+from bigtwo.env.rules.variant import Variant, load_variant
 
 try:  # tests/ may or may not be a package
     import tests.reference as reference

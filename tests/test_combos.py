@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bigtwo_env import Combo, action_table, beats, classify, load_variant, parse_cards
+from bigtwo.env import Combo, action_table, beats, classify, load_variant, parse_cards
 
 NAMES = ["hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan"]
 V = {name: load_variant(name) for name in NAMES}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from numba.core.caching import UserProvidedCacheLocator
 
-import agents.cli as cli
-from bigtwo_cli import main
-from bigtwo_env import jit
+import bigtwo.cli.play as cli
+from bigtwo.cli import main
+from bigtwo.env.engine import jit
 
 
 def _cache_with(tmp_path: Path, modules: list[str]) -> Path:
@@ -27,7 +27,7 @@ def _cache_with(tmp_path: Path, modules: list[str]) -> Path:
 
 def test_kernels_cached_reads_the_cache_folder(tmp_path):
     assert not cli.kernels_cached(tmp_path)  # empty: a first run
-    assert not cli.kernels_cached(_cache_with(tmp_path / "a", ["bigtwo_env.kernels"]))  # lacks the observation's
+    assert not cli.kernels_cached(_cache_with(tmp_path / "a", ["bigtwo.env.engine.kernels"]))  # lacks the observation's
     assert cli.kernels_cached(_cache_with(tmp_path / "b", list(cli.ENGINE_KERNELS)))
     assert cli.kernels_cached(None)  # no cache folder: nothing to say
 
@@ -40,7 +40,7 @@ def test_the_note_is_printed_only_when_compiling_is_needed(tmp_path, monkeypatch
     monkeypatch.setattr(jit, "CACHE_DIR", engine_only)
     assert not cli.say_if_compiling(["random"], stream=io.StringIO())
     assert cli.say_if_compiling(["search:simulations=8"], stream=io.StringIO())  # the heuristic's kernels
-    full = _cache_with(engine_only, ["agents.heuristic"])
+    full = _cache_with(engine_only, ["bigtwo.agents.heuristic"])
     assert not cli.say_if_compiling(["heuristic", "random"], stream=io.StringIO())
     assert full == engine_only
 

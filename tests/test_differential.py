@@ -67,9 +67,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bigtwo_env.cards import format_cards, parse_cards
-from bigtwo_env.engine import Engine
-from bigtwo_env.variant import Variant, load_variant
+from bigtwo.env.engine.engine import Engine
+from bigtwo.env.rules.cards import format_cards, parse_cards
+from bigtwo.env.rules.variant import Variant, load_variant
 
 try:  # tests/ may or may not be a package
     import tests.reference as reference

@@ -21,13 +21,13 @@ import re
 import numpy as np
 import pytest
 
-import bigtwo_env
-from bigtwo_env import Game
-from bigtwo_env import kernels as K
-from bigtwo_env.cards import cards_to_mask, parse_cards
-from bigtwo_env.engine import Engine
-from bigtwo_env.observation import decode_observation
-from bigtwo_env.variant import load_variant
+import bigtwo.env
+from bigtwo.env import Game
+from bigtwo.env.engine import kernels as K
+from bigtwo.env.engine.engine import Engine
+from bigtwo.env.engine.observation import decode_observation
+from bigtwo.env.rules.cards import cards_to_mask, parse_cards
+from bigtwo.env.rules.variant import load_variant
 
 try:  # tests/ may or may not be a package
     import tests.reference as reference
@@ -212,7 +212,7 @@ def test_game_shows_the_direction() -> None:
 
 
 def test_aec_agent_selection_follows_the_reversed_order() -> None:
-    env = bigtwo_env.env("online-cn", games=2, cards_per_player=4)
+    env = bigtwo.env.env("online-cn", games=2, cards_per_player=4)
     env.reset(seed=3)
     raw = env.unwrapped
     steps = []  # (game reversed, seat to act next - seat that acted) within a game

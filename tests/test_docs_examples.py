@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agents import make_agent
-from agents.pretrained import weights_path
-from agents.registry import parse_agent_list, split_spec
-from agents.search import DEFAULT_SIMULATIONS
-from bigtwo_cli import build_parser
+from bigtwo.agents import make_agent
+from bigtwo.agents.pretrained import weights_path
+from bigtwo.agents.registry import parse_agent_list, split_spec
+from bigtwo.agents.search import DEFAULT_SIMULATIONS
+from bigtwo.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 

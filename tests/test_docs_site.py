@@ -63,7 +63,7 @@ def _text(site: Path, page: str) -> str:
 
 @needs_mkdocs
 def test_the_observation_table_has_every_layout_part_with_its_range(site: Path) -> None:
-    from bigtwo_env.observation import LAYOUT, obs_size, part_slices
+    from bigtwo.env.engine.observation import LAYOUT, obs_size, part_slices
 
     text = _text(site, "environments")
     for part, at in zip(LAYOUT, part_slices(4).values(), strict=True):
@@ -73,7 +73,7 @@ def test_the_observation_table_has_every_layout_part_with_its_range(site: Path) 
 
 @needs_mkdocs
 def test_the_action_ids_table_has_every_named_variant(site: Path) -> None:
-    from bigtwo_env import action_table, load_variant, variant_names
+    from bigtwo.env import action_table, load_variant, variant_names
 
     text = _text(site, "environments")
     for name in variant_names():
@@ -83,7 +83,7 @@ def test_the_action_ids_table_has_every_named_variant(site: Path) -> None:
 
 @needs_mkdocs
 def test_the_training_page_lists_every_config_field(site: Path) -> None:
-    from train.config import FIELDS, field_docs
+    from bigtwo.train.config import FIELDS, field_docs
 
     text = _text(site, "training")
     docs = field_docs()
@@ -94,13 +94,16 @@ def test_the_training_page_lists_every_config_field(site: Path) -> None:
 
 @needs_mkdocs
 def test_every_module_has_its_api_section_and_doctests_are_code(site: Path) -> None:
-    for package in ("bigtwo_env", "agents", "arena", "train", "bigtwo_web"):
-        html = (site / "api" / package / "index.html").read_text(encoding="utf-8")
-        for path in sorted((ROOT / package).rglob("*.py")):
+    for package in ("bigtwo.env", "bigtwo.agents", "bigtwo.arena", "bigtwo.train", "bigtwo.web", "bigtwo.cli"):
+        page = package.split(".")[1]  # docs/api/env.md, ...
+        html = (site / "api" / page / "index.html").read_text(encoding="utf-8")
+        for path in sorted(ROOT.joinpath(*package.split(".")).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
+            if any(part.startswith("_") and part != "__init__" for part in parts):
+                continue  # private modules (``__main__``) have no section, as docs/hooks.py leaves them out
             module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             assert f'id="{module}"' in html, f"API section of {module}"
-    environment_api = (site / "api" / "bigtwo_env" / "index.html").read_text(encoding="utf-8")
+    environment_api = (site / "api" / "env" / "index.html").read_text(encoding="utf-8")
     # the doctests, fenced by docs/griffe_doctests.py: highlighted as console sessions (a prompt span)
     assert '<span class="gp">&gt;&gt;&gt; </span>' in environment_api
     assert "@LAYOUT_TABLE@" not in environment_api  # aec's docstring as imported, its table written in
@@ -123,10 +126,10 @@ def test_every_docs_marker_is_known_and_an_unknown_one_fails() -> None:
         ValueError, match="unknown docs marker '<!-- bigtwo:observations -->'; allowed: bigtwo:observation"
     ):
         hooks.on_page_markdown("<!-- bigtwo:observations -->\n")
-    with pytest.raises(ValueError, match="bigtwo:api 'numpy': allowed packages are bigtwo_env, agents"):
+    with pytest.raises(ValueError, match="bigtwo:api 'numpy': allowed packages are bigtwo.env, bigtwo.agents"):
         hooks.on_page_markdown("<!-- bigtwo:api numpy -->\n")
     pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
-    for marker in ("observation", "actions", "train-fields", "api bigtwo_env", "api train"):
+    for marker in ("observation", "actions", "train-fields", "api bigtwo.env", "api bigtwo.train"):
         assert f"<!-- bigtwo:{marker} -->" in pages
 
 

@@ -1,4 +1,4 @@
-"""Tests of the batched engine (bigtwo_env/engine.py) on its own terms.
+"""Tests of the batched engine (bigtwo.env/engine.py) on its own terms.
 
 * A batch of N plays exactly like N single games with the same seeds (same states, legal lists,
   observations and step results at every step, sit-outs and ``autoreset`` included).
@@ -25,12 +25,12 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from bigtwo_env import kernels
-from bigtwo_env.actions import action_table
-from bigtwo_env.cards import card_texts, format_cards, parse_cards
-from bigtwo_env.engine import Engine, make_rules
-from bigtwo_env.observation import decode_observation
-from bigtwo_env.variant import CHOICES, Variant, choice_code, load_variant
+from bigtwo.env.engine import kernels
+from bigtwo.env.engine.engine import Engine, make_rules
+from bigtwo.env.engine.observation import decode_observation
+from bigtwo.env.rules.actions import action_table
+from bigtwo.env.rules.cards import card_texts, format_cards, parse_cards
+from bigtwo.env.rules.variant import CHOICES, Variant, choice_code, load_variant
 
 DECK = frozenset(range(52))
 TWOS = frozenset(range(48, 52))
@@ -762,9 +762,9 @@ def test_the_kernels_setting_codes_are_the_variant_choices(setting: str, prefix:
 
 def test_a_game_records_seed_range_is_the_engines() -> None:
     """A record takes every seed the engine does (``seeds.is_seed``), and no other."""
-    from bigtwo_env.game import Game
-    from bigtwo_env.record import check_record
-    from bigtwo_env.seeds import MAX_SEED
+    from bigtwo.env.engine.seeds import MAX_SEED
+    from bigtwo.env.envs.game import Game
+    from bigtwo.env.records.record import check_record
 
     record = Game("taiwan", seed=MAX_SEED).to_record()
     assert check_record(record)["seed"] == MAX_SEED == Game.from_record(record).seed

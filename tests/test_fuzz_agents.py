@@ -11,12 +11,12 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents import Agent, make_agent
-from agents.base import RandomAgent
-from agents.play import TerminalGame, _Quit
-from bigtwo_env import load_variant
-from bigtwo_env.engine import Engine
-from bigtwo_env.observation import obs_size
+from bigtwo.agents import Agent, make_agent
+from bigtwo.agents.base import RandomAgent
+from bigtwo.agents.play import TerminalGame, _Quit
+from bigtwo.env import load_variant
+from bigtwo.env.engine.engine import Engine
+from bigtwo.env.engine.observation import obs_size
 
 TAIWAN = load_variant("taiwan")
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,6 +1,6 @@
 """Fuzz layer of the rules core and the environments (issue #12, deliverable 4).
 
-Hypothesis throws arbitrary input at every way in of ``bigtwo_env``: ``parse_cards``,
+Hypothesis throws arbitrary input at every way in of ``bigtwo.env``: ``parse_cards``,
 ``load_variant`` (YAML text and field overrides), ``Game.play``, ``Engine.step`` and the AEC and
 Gymnasium ``step``. Each input must either work or raise the documented ``ValueError`` (never
 another exception), and a refused input must leave the state exactly as it was (the engine's
@@ -23,10 +23,10 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from bigtwo_env import Card, Engine, Game, Variant, env, load_variant, parse_cards
-from bigtwo_env.cards import RANKS, SUITS
-from bigtwo_env.gym_env import BigTwoEnv
-from bigtwo_env.variant import CHOICES
+from bigtwo.env import Card, Engine, Game, Variant, env, load_variant, parse_cards
+from bigtwo.env.envs.gym_env import BigTwoEnv
+from bigtwo.env.rules.cards import RANKS, SUITS
+from bigtwo.env.rules.variant import CHOICES
 
 
 def fuzz(examples: int) -> settings:

@@ -27,10 +27,10 @@ from conftest import tiny_training_config  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from bigtwo_env.engine import Engine  # noqa: E402
-from train import checkpoint as ckpt  # noqa: E402
-from train import load_config, run_training  # noqa: E402
-from train.config import _HINTS, FIELDS, LIMITS, allowed_values  # noqa: E402
+from bigtwo.env.engine.engine import Engine  # noqa: E402
+from bigtwo.train import checkpoint as ckpt  # noqa: E402
+from bigtwo.train import load_config, run_training  # noqa: E402
+from bigtwo.train.config import _HINTS, FIELDS, LIMITS, allowed_values  # noqa: E402
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

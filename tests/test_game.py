@@ -8,9 +8,9 @@ import random
 import numpy as np
 import pytest
 
-import bigtwo_env.game
-import bigtwo_env.render
-from bigtwo_env import Game
+import bigtwo.env.envs.game
+import bigtwo.env.envs.render
+from bigtwo.env import Game
 
 # Four seats, two cards each: seat 0 opens with the 3C, seat 2 takes the trick with the 2S and
 # goes out with the 5S.
@@ -40,7 +40,7 @@ def same(a: tuple, b: tuple) -> bool:
 
 
 def test_doctests() -> None:
-    for module in (bigtwo_env.game, bigtwo_env.render):
+    for module in (bigtwo.env.envs.game, bigtwo.env.envs.render):
         assert doctest.testmod(module).failed == 0
 
 
@@ -199,15 +199,15 @@ def test_text_and_html_show_the_cards() -> None:
     assert 'color:#212121">9♠' in html
     assert "seat 1" in html
     assert repr(g) == "Game('taiwan', game 1 of 1, seat 1 to play)"
-    hidden = bigtwo_env.render.render_text(g, viewer=1)
+    hidden = bigtwo.env.envs.render.render_text(g, viewer=1)
     assert "4D 4H" in hidden and "9S" not in hidden and "(hidden)" in hidden
     for play in ("4H", "2S", "pass", "pass", "pass", "5S"):
         g.play(play)
     assert "over: seat 2 won; payoffs -1, -1, 0, -2" in str(g)
     with pytest.raises(ValueError, match="names must give 4 labels"):
-        bigtwo_env.render.render_text(g, names=["a"])
+        bigtwo.env.envs.render.render_text(g, names=["a"])
     with pytest.raises(ValueError, match=r"viewer must be a seat 0..3, -1 \(no hand\) or None, got 4"):
-        bigtwo_env.render.render_html(g, viewer=4)
+        bigtwo.env.envs.render.render_html(g, viewer=4)
 
 
 def test_play_action_checks_the_id() -> None:
@@ -224,7 +224,7 @@ def test_play_action_checks_the_id() -> None:
 def test_an_agent_plays_a_whole_game_through_play_action() -> None:
     from conftest import play_agent
 
-    from agents.base import RandomAgent
+    from bigtwo.agents.base import RandomAgent
 
     game = Game("taiwan", seed=3)
     agent = RandomAgent(game.variant, seed=0)
@@ -244,8 +244,8 @@ def test_an_agent_plays_a_whole_game_through_play_action() -> None:
 def test_a_bad_deal_is_refused_alike_by_the_engine_and_the_game(form: str) -> None:
     """One check of a given deal (``engine.check_deal``): the same words from ``Engine.reset`` (for
     game 0 of the batch) and ``Game``, cards named in the variant's order (pusoy-dos: C < S < H < D)."""
-    from bigtwo_env.cards import RANKS, cards_to_mask, parse_cards
-    from bigtwo_env.engine import Engine
+    from bigtwo.env.engine.engine import Engine
+    from bigtwo.env.rules.cards import RANKS, cards_to_mask, parse_cards
 
     hands = [[rank + suit for rank in RANKS] for suit in "DCHS"]  # one suit per seat
     hands[3][:2] = ["3D", "3C"]  # seat 3 also holds seat 0's 3D and seat 1's 3C

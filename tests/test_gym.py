@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import agents
-import bigtwo_env.gym_env
-from agents.base import Agent, RandomAgent
-from bigtwo_env import load_variant
-from bigtwo_env.gym_env import BigTwoEnv
-from bigtwo_env.observation import obs_size
+import bigtwo.env.envs.gym_env
+from bigtwo import agents
+from bigtwo.agents.base import Agent, RandomAgent
+from bigtwo.env import load_variant
+from bigtwo.env.engine.observation import obs_size
+from bigtwo.env.envs.gym_env import BigTwoEnv
 
 ENV_ID = "bigtwo/BigTwo-v1"
 
@@ -56,7 +56,7 @@ def test_check_env(kwargs: dict, capsys: pytest.CaptureFixture) -> None:
 
 
 def test_doctests() -> None:
-    assert doctest.testmod(bigtwo_env.gym_env).failed == 0
+    assert doctest.testmod(bigtwo.env.envs.gym_env).failed == 0
 
 
 def test_full_episode_reward_is_the_learners_payoff() -> None:
@@ -189,9 +189,9 @@ def test_real_agent_names() -> None:
 
 
 def test_the_observation_version_is_in_the_ids_and_an_old_id_says_which_to_use() -> None:
-    from bigtwo_env import env
-    from bigtwo_env.observation import OBS_VERSION
-    from bigtwo_env.vector import VectorEnv
+    from bigtwo.env import env
+    from bigtwo.env.engine.observation import OBS_VERSION
+    from bigtwo.env.envs.vector import VectorEnv
 
     assert f"bigtwo/BigTwo-v{OBS_VERSION}" == ENV_ID and env("taiwan").metadata["name"] == f"bigtwo_v{OBS_VERSION}"
     assert VectorEnv("taiwan", num_envs=2, seed=0).obs_version == OBS_VERSION

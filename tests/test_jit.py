@@ -1,4 +1,4 @@
-"""The Numba set-up (``bigtwo_env.jit``): one cache folder keyed by every kernel module's source.
+"""The Numba set-up (``bigtwo.env.engine.jit``): one cache folder keyed by every kernel module's source.
 
 A cached kernel that calls another module's compiled function is not recompiled when that module
 changes (Numba keys the cache on the kernel's own file), so the folder must change whenever any
@@ -20,10 +20,10 @@ from pathlib import Path
 import numba
 import pytest
 
-from bigtwo_env import jit, kernels, observation
+from bigtwo.env.engine import jit, kernels, observation
 
-ROOT = Path(jit.__file__).resolve().parent.parent
-PACKAGES = ("bigtwo_env", "agents", "arena", "train", "bigtwo_web")
+ROOT = Path(jit.__file__).parents[3]  # the folder holding the bigtwo package
+PACKAGES = ("bigtwo/env", "bigtwo/agents", "bigtwo/arena", "bigtwo/train", "bigtwo/web")  # the links to the folders
 KEYED = sorted(
     {*jit.declared_kernels().values(), *jit.declared_kernels(group=jit.CONSTANTS_GROUP).values(), *jit.COMPILED_IN}
 )
@@ -35,17 +35,17 @@ def _module_name(path: Path) -> str:
 
 
 def _imports_njit(path: Path) -> bool:
-    """Whether a module imports ``njit`` from ``bigtwo_env.jit`` (relative imports resolved)."""
+    """Whether a module imports ``njit`` from ``bigtwo.env.engine.jit`` (relative imports resolved)."""
     package = _module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _module_name(path)
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
             base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
             module = ".".join([*base, *([node.module] if node.module else [])])
-            if module == "bigtwo_env.jit" and any(alias.name == "njit" for alias in node.names):
+            if module == "bigtwo.env.engine.jit" and any(alias.name == "njit" for alias in node.names):
                 return True
-            if module == "bigtwo_env" and any(alias.name == "jit" for alias in node.names):
+            if module == "bigtwo.env" and any(alias.name == "jit" for alias in node.names):
                 return True
-        elif isinstance(node, ast.Import) and any(alias.name == "bigtwo_env.jit" for alias in node.names):
+        elif isinstance(node, ast.Import) and any(alias.name == "bigtwo.env.engine.jit" for alias in node.names):
             return True
     return False
 
@@ -85,7 +85,7 @@ def test_key_follows_the_files_of_a_copied_tree(tmp_path: Path) -> None:
     _copy_tree(tmp_path)
     copied = jit.cache_key(jit.read_sources(tmp_path))
     assert copied == jit.cache_key(jit.read_sources())
-    shared = tmp_path / "bigtwo_env" / "kernels.py"  # a helper the heuristic's kernels call
+    shared = tmp_path / "bigtwo" / "env" / "engine" / "kernels.py"  # a helper the heuristic's kernels call
     shared.write_text(shared.read_text().replace("def popcount(x):", "def popcount(x):  # edited"))
     assert jit.cache_key(jit.read_sources(tmp_path)) != copied
 
@@ -104,7 +104,7 @@ def test_reordering_the_variant_choices_starts_a_fresh_cache(tmp_path: Path) -> 
     them running on the old codes."""
     _copy_tree(tmp_path)
     before = jit.cache_key(jit.read_sources(tmp_path))
-    path = tmp_path / "bigtwo_env" / "variant.py"
+    path = tmp_path / "bigtwo" / "env" / "rules" / "variant.py"
     text = path.read_text()
     assert '"last_card_rule": ("off", "enforce", "liability")' in text
     path.write_text(text.replace('("off", "enforce", "liability")', '("off", "liability", "enforce")'))
@@ -114,26 +114,34 @@ def test_reordering_the_variant_choices_starts_a_fresh_cache(tmp_path: Path) -> 
 def test_declaring_one_more_kernel_module_is_one_line_that_changes_the_key(tmp_path: Path) -> None:
     _copy_tree(tmp_path)
     before = jit.cache_key(jit.read_sources(tmp_path))
-    (tmp_path / "agents" / "more.py").write_text("from bigtwo_env.jit import njit\n")
+    (tmp_path / "bigtwo" / "agents" / "more.py").write_text("from bigtwo.env.engine.jit import njit\n")
     project = tmp_path / "pyproject.toml"
     group = '[project.entry-points."bigtwo.kernels"]\n'
-    project.write_text(project.read_text().replace(group, group + 'more = "agents.more"\n'))
-    assert jit.declared_kernels(tmp_path)["more"] == "agents.more"
-    assert jit.kernel_files(tmp_path)["agents.more"] == tmp_path / "agents" / "more.py"
+    project.write_text(project.read_text().replace(group, group + 'more = "bigtwo.agents.more"\n'))
+    assert jit.declared_kernels(tmp_path)["more"] == "bigtwo.agents.more"
+    assert jit.kernel_files(tmp_path)["bigtwo.agents.more"] == tmp_path / "bigtwo" / "agents" / "more.py"
     assert jit.cache_key(jit.read_sources(tmp_path)) != before
 
 
 def test_a_kernel_package_is_found_by_its_init(tmp_path: Path) -> None:
-    (tmp_path / "agents" / "heuristic").mkdir(parents=True)
-    (tmp_path / "agents" / "heuristic" / "__init__.py").write_text("")
-    (tmp_path / "agents" / "heuristic" / "search.py").write_text("")
-    assert jit.module_file("agents.heuristic", tmp_path) == tmp_path / "agents" / "heuristic" / "__init__.py"
-    assert jit.module_file("agents.heuristic.search", tmp_path) == tmp_path / "agents" / "heuristic" / "search.py"
+    (tmp_path / "bigtwo" / "agents" / "heuristic").mkdir(parents=True)
+    (tmp_path / "bigtwo" / "agents" / "heuristic" / "__init__.py").write_text("")
+    (tmp_path / "bigtwo" / "agents" / "heuristic" / "search.py").write_text("")
+    assert (
+        jit.module_file("bigtwo.agents.heuristic", tmp_path)
+        == tmp_path / "bigtwo" / "agents" / "heuristic" / "__init__.py"
+    )
+    assert (
+        jit.module_file("bigtwo.agents.heuristic.search", tmp_path)
+        == tmp_path / "bigtwo" / "agents" / "heuristic" / "search.py"
+    )
 
 
 def test_a_declaration_that_is_no_module_name_is_refused(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project.entry-points."bigtwo.kernels"]\nbad = "agents/heuristic.py"\n')
-    with pytest.raises(ValueError, match="must name a module such as 'agents.heuristic', got 'agents/heuristic.py'"):
+    with pytest.raises(
+        ValueError, match="must name a module such as 'bigtwo.agents.heuristic', got 'agents/heuristic.py'"
+    ):
         jit.declared_kernels(tmp_path)
 
 
@@ -149,7 +157,9 @@ def test_every_module_with_kernels_is_declared_and_uses_the_projects_njit() -> N
     modules = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
     with_kernels = {_module_name(p) for p in modules if re.search(r"^@njit\b", p.read_text(), re.M)}
     importing = {_module_name(p) for p in modules if _imports_njit(p)}
-    assert "bigtwo_env.kernels" in importing and any(m.startswith("agents.") for m in importing)  # the scan sees them
+    assert "bigtwo.env.engine.kernels" in importing and any(
+        m.startswith("bigtwo.agents.") for m in importing
+    )  # the scan sees them
     declared = set(jit.declared_kernels().values())
     assert importing == declared, f"declare in pyproject.toml's bigtwo.kernels: {sorted(importing - declared)}"
     assert with_kernels == declared
@@ -162,13 +172,13 @@ def test_the_heuristics_weight_indices_are_keyed_with_the_kernels() -> None:
     """The heuristic's kernels compile ``Weight`` indices in: its weights module has no kernel of
     its own, yet a change to it must start a fresh cache."""
     constants = jit.declared_kernels(group=jit.CONSTANTS_GROUP)
-    assert constants == {"heuristic_weights": "agents.heuristic.weights"}
-    assert "agents.heuristic.weights" in jit.read_sources()
-    assert jit.module_file("agents.heuristic.weights").is_file()
+    assert constants == {"heuristic_weights": "bigtwo.agents.heuristic.weights"}
+    assert "bigtwo.agents.heuristic.weights" in jit.read_sources()
+    assert jit.module_file("bigtwo.agents.heuristic.weights").is_file()
 
 
 def _cache_dir_in_fresh_process(environ: dict[str, str]) -> str:
-    code = "import numba, agents.heuristic; print(numba.config.CACHE_DIR)"
+    code = "import numba, bigtwo.agents.heuristic; print(numba.config.CACHE_DIR)"
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
     env.update(environ)
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -7,8 +7,8 @@ import shlex
 
 import pytest
 
-from arena.ladder import ladder_agents, run_ladder
-from bigtwo_cli import main
+from bigtwo.arena.ladder import ladder_agents, run_ladder
+from bigtwo.cli import main
 
 HEADER = "| agent | rating | payoff/game [95% CI] | win rate | ms/move |"
 FAST = dict(deals=4, simulations=2, workers=1, progress=False)  # fast agents; search on a tiny budget
@@ -73,7 +73,7 @@ def test_strong_is_on_the_ladder_iff_shipped_for_the_variant(strong_dir):
 
 
 def test_a_checkpoint_on_the_ladder(trained_run, no_strong):
-    from train import checkpoint as ckpt
+    from bigtwo.train import checkpoint as ckpt
 
     path = str(ckpt.latest_checkpoint(trained_run))
     names = [r[0] for r in rows(run_ladder("taiwan", extra=[path], **FAST).markdown())]

@@ -10,7 +10,7 @@ import pytest
 from conftest import tiny_training_config
 
 from benchmarks.learning_curves import curves_figure, lead_curve, main
-from train import run_training
+from bigtwo.train import run_training
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-import bigtwo_cli
-from agents import GreedyAgent
-from arena.move_time import WARM_UP_GAMES, measure_move_times
+import bigtwo.cli
+from bigtwo.agents import GreedyAgent
+from bigtwo.arena.move_time import WARM_UP_GAMES, measure_move_times
 
 
 class CountingGreedy(GreedyAgent):
@@ -24,7 +24,7 @@ class CountingGreedy(GreedyAgent):
 
 
 def test_every_decision_of_the_agent_after_the_warm_up_is_timed():
-    from bigtwo_env import load_variant
+    from bigtwo.env import load_variant
 
     variant = load_variant("taiwan")
     agent = CountingGreedy(variant)
@@ -35,7 +35,7 @@ def test_every_decision_of_the_agent_after_the_warm_up_is_timed():
 
 
 def test_cli_prints_a_row_per_agent(capsys):
-    assert bigtwo_cli.main(["move-time", "--agents", "greedy,random", "--games", "2", "--json"]) == 0
+    assert bigtwo.cli.main(["move-time", "--agents", "greedy,random", "--games", "2", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["agent"] for r in rows] == ["greedy", "random"]
     assert all(r["moves"] > 0 and r["slowest_ms"] >= r["median_ms"] for r in rows)

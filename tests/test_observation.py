@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import heuristic as H
-from bigtwo_env import observation as O
-from bigtwo_env.cards import parse_cards
-from bigtwo_env.engine import Engine
-from bigtwo_env.observation import LAYOUT, ObsPart, decode_observation, obs_size, part_slices
-from bigtwo_env.variant import load_variant
+from bigtwo.agents import heuristic as H
+from bigtwo.env.engine import observation as O
+from bigtwo.env.engine.engine import Engine
+from bigtwo.env.engine.observation import LAYOUT, ObsPart, decode_observation, obs_size, part_slices
+from bigtwo.env.rules.cards import parse_cards
+from bigtwo.env.rules.variant import load_variant
 
 # Observations of every seat and their decoding over 150 random steps of 64 games, per variant
 # (``jqka2_suited: flush``: the action table of the first saved digests). Observation version 1's
@@ -69,7 +69,7 @@ def test_observations_are_bit_identical_to_the_saved_batch(overrides: dict, dige
 
 
 def test_the_docstring_tables_are_the_layout() -> None:
-    from bigtwo_env import aec
+    from bigtwo.env.envs import aec
 
     assert O.layout_table() in aec.__doc__ and f"``obs_size(P)`` = {O.size_formula()}." in aec.__doc__
     assert f"(``obs_size(P)`` = {O.size_formula()}; {obs_size(4)} for 4)" in O.__doc__

@@ -1,4 +1,4 @@
-"""Packaging: the wheel ships the variant YAML files, `import bigtwo_env` stays light, and the
+"""Packaging: the wheel ships the variant YAML files, `import bigtwo.env` stays light, and the
 `bigtwo variants` command lists the five named variants."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def run_python(code: str, **kwargs) -> str:
 
 
 def test_import_does_not_load_torch() -> None:
-    code = "import sys, bigtwo_env; bigtwo_env.Engine; print('torch' in sys.modules)"
+    code = "import sys, bigtwo.env; bigtwo.env.Engine; print('torch' in sys.modules)"
     assert run_python(code).strip() == "False"
 
 
@@ -60,8 +60,8 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_ships_variant_configs(installed_wheel: Path, tmp_path: Path) -> None:
     site = installed_wheel
     code = (
-        "import json, bigtwo_env, bigtwo_env.variant as v; "
-        "print(json.dumps([bigtwo_env.__file__, v.variant_names(), v.load_variant('japan').scoring]))"
+        "import json, bigtwo.env, bigtwo.env.rules.variant as v; "
+        "print(json.dumps([bigtwo.env.__file__, v.variant_names(), v.load_variant('japan').scoring]))"
     )
     where, names, scoring = json.loads(run_python(code, cwd=tmp_path, env={"PYTHONPATH": str(site)}))
     assert where.startswith(str(site)), "imported the checkout instead of the wheel"
@@ -69,13 +69,13 @@ def test_wheel_ships_variant_configs(installed_wheel: Path, tmp_path: Path) -> N
 
 
 def test_the_wheel_keys_its_kernel_cache_by_its_declared_modules(installed_wheel: Path, tmp_path: Path) -> None:
-    """An installed wheel has no pyproject.toml: ``bigtwo_env.jit`` reads the ``bigtwo.kernels``
+    """An installed wheel has no pyproject.toml: ``bigtwo.env.engine.jit`` reads the ``bigtwo.kernels``
     declarations from the wheel's metadata and keys the cache by the wheel's own files."""
-    from bigtwo_env import jit
+    from bigtwo.env.engine import jit
 
     site = installed_wheel
     code = (
-        "import json; from bigtwo_env import jit; "
+        "import json; from bigtwo.env.engine import jit; "
         "print(json.dumps([jit.declared_kernels(), {m: str(p) for m, p in jit.kernel_files().items()}, "
         "jit.CACHE_DIR.name]))"
     )
@@ -88,13 +88,13 @@ def test_the_wheel_keys_its_kernel_cache_by_its_declared_modules(installed_wheel
 
 
 def test_cli_lists_variants() -> None:
-    from bigtwo_cli import main
+    from bigtwo.cli import main
 
     assert main(["variants"]) == 0
 
 
 def test_cli_variants_output(capsys: pytest.CaptureFixture[str]) -> None:
-    from bigtwo_cli import main
+    from bigtwo.cli import main
 
     main(["variants"])
     listing = capsys.readouterr().out
@@ -115,40 +115,40 @@ BLOCK_TORCH = "import sys; sys.modules['torch'] = None; sys.modules['tensorboard
 def test_version_has_one_source(capsys: pytest.CaptureFixture[str]) -> None:
     import importlib.metadata
 
-    import bigtwo_env
-    from bigtwo_cli import main
+    import bigtwo.env
+    from bigtwo.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
     assert exit_info.value.code == 0
-    assert capsys.readouterr().out.strip() == f"bigtwo {bigtwo_env.__version__}"
-    assert importlib.metadata.version("bigtwo") == bigtwo_env.__version__  # pyproject reads it
+    assert capsys.readouterr().out.strip() == f"bigtwo {bigtwo.env.__version__}"
+    assert importlib.metadata.version("bigtwo") == bigtwo.env.__version__  # pyproject reads it
 
 
 def test_python_m_bigtwo_cli_runs_the_command() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "bigtwo_cli", "variants", "japan"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "bigtwo.cli", "variants", "japan"], capture_output=True, text=True, check=True
     )
     assert out.stdout.startswith("japan:") and "tiered" in out.stdout
 
 
 def test_the_rules_layer_imports_no_agents_or_trainers() -> None:
     code = (
-        "import importlib, pkgutil, sys, bigtwo_env\n"
-        "for m in pkgutil.iter_modules(bigtwo_env.__path__):\n"
-        "    importlib.import_module('bigtwo_env.' + m.name)\n"
-        "print(sorted(n for n in sys.modules if n.split('.')[0] in ('agents', 'train', 'torch')))"
+        "import importlib, pkgutil, sys, bigtwo.env\n"
+        "for m in pkgutil.walk_packages(bigtwo.env.__path__, 'bigtwo.env.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "print(sorted(n for n in sys.modules if n.startswith(('bigtwo.agents', 'bigtwo.train', 'torch'))))"
     )
     assert run_python(code).strip() == "[]"
 
 
 def test_bigtwo_works_without_torch() -> None:
     code = BLOCK_TORCH + (
-        "import bigtwo_cli, train\n"
-        "from train import load_config\n"
+        "import bigtwo.cli, bigtwo.train\n"
+        "from bigtwo.train import load_config\n"
         "assert load_config('default', ['lr=1e-4']).lr == 1e-4\n"
-        "assert bigtwo_cli.main(['variants']) == 0\n"
-        "sys.exit(bigtwo_cli.main(['train', '--set', 'total_timesteps=64']))"
+        "assert bigtwo.cli.main(['variants']) == 0\n"
+        "sys.exit(bigtwo.cli.main(['train', '--set', 'total_timesteps=64']))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 2, out.stderr
@@ -160,14 +160,14 @@ def test_a_checkpoint_without_torch_is_a_clear_error(tmp_path: Path) -> None:
     model = tmp_path / "model.pt"
     model.write_bytes(b"\0")
     code = BLOCK_TORCH + (
-        "from agents import make_agent\n"
+        "from bigtwo.agents import make_agent\n"
         "try:\n"
         f"    make_agent({str(model)!r}, 'taiwan')\n"
         "except ValueError as exc:\n"
         "    print(exc)\n"
     )
     message = run_python(code)
-    assert "model.pt: .pt files are loaded by train.policy_agent:load_policy_agent" in message
+    assert "model.pt: .pt files are loaded by bigtwo.train.policy_agent:load_policy_agent" in message
     assert "pip install 'bigtwo[train]'" in message
 
 
@@ -176,9 +176,9 @@ def test_installed_wheel_plays_its_shipped_strong_agents(installed_wheel: Path, 
     hong-kong and taiwan and beat random and greedy in a small duplicate tournament."""
     site = installed_wheel
     code = """
-import json, agents
-from agents import make_agent, pretrained
-from arena.tournament import run_tournament
+import json
+from bigtwo.agents import make_agent, pretrained
+from bigtwo.arena.tournament import run_tournament
 out = {"dir": str(pretrained.pretrained_dir()), "shipped": pretrained.shipped_variants()}
 for v in ("hong-kong", "taiwan"):
     make_agent("strong", v)  # the searched agent loads too

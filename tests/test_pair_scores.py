@@ -1,4 +1,4 @@
-"""The fused pair layer (``train.pair_scores``): the same scores and gradients as the torch ops it
+"""The fused pair layer (``bigtwo.train.pair_scores``): the same scores and gradients as the torch ops it
 replaces on the CPU, exact gradients by finite differences, and each distinct play projected once."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from bigtwo_env import Engine, load_variant  # noqa: E402
-from bigtwo_env.observation import obs_size  # noqa: E402
-from train.networks import ActionScorer, action_features  # noqa: E402
-from train.pair_scores import PairScores, distinct_plays  # noqa: E402
+from bigtwo.env import Engine, load_variant  # noqa: E402
+from bigtwo.env.engine.observation import obs_size  # noqa: E402
+from bigtwo.train.networks import ActionScorer, action_features  # noqa: E402
+from bigtwo.train.pair_scores import PairScores, distinct_plays  # noqa: E402
 
 
 def real_decisions(n: int = 96, steps: int = 6):

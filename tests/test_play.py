@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from agents.base import RandomAgent
-from agents.play import TerminalGame
-from bigtwo_cli import main
-from bigtwo_env import load_variant
+from bigtwo.agents.base import RandomAgent
+from bigtwo.agents.play import TerminalGame
+from bigtwo.cli import main
+from bigtwo.env import load_variant
 
 
 class ScriptedReader:
@@ -183,7 +183,7 @@ def test_cli_play(monkeypatch, capsys):
 
 
 def test_whole_game_played_from_hints_against_heuristic():
-    pytest.importorskip("agents.heuristic")
+    pytest.importorskip("bigtwo.agents.heuristic")
     out = io.StringIO()
 
     class HintFollower:
@@ -305,7 +305,7 @@ def test_a_forced_pass_does_not_wait_for_the_human():
 
 
 def test_a_checkpoint_opponent_is_named_by_its_file_name(tmp_path):
-    from agents.registry import register_loader, unregister_loader
+    from bigtwo.agents.registry import register_loader, unregister_loader
 
     register_loader(".rnd", lambda path, variant, seed: RandomAgent(variant, seed=seed))
     try:

@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from arena import run_tournament
-from arena.ladder import run_ladder
-from arena.plots import ladder_figure, save_figure, tournament_figure
-from arena.stats import Z95
-from bigtwo_cli import main
+from bigtwo.arena import run_tournament
+from bigtwo.arena.ladder import run_ladder
+from bigtwo.arena.plots import ladder_figure, save_figure, tournament_figure
+from bigtwo.arena.stats import Z95
+from bigtwo.cli import main
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import make_agent
-from agents.play import TerminalGame
-from agents.pretrained import ENV_VAR, has_weights, shipped_variants
-from bigtwo_env import __version__, load_variant
-from bigtwo_env.engine import Engine
+from bigtwo.agents import make_agent
+from bigtwo.agents.play import TerminalGame
+from bigtwo.agents.pretrained import ENV_VAR, has_weights, shipped_variants
+from bigtwo.env import __version__, load_variant
+from bigtwo.env.engine.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK_TORCH = "import sys; sys.modules['torch'] = None; sys.modules['tensorboard'] = None\n"  # as if not installed
@@ -24,8 +24,8 @@ BLOCK_TORCH = "import sys; sys.modules['torch'] = None; sys.modules['tensorboard
 
 def test_export_keeps_the_policy_and_its_provenance(trained_run, tmp_path):
     torch = pytest.importorskip("torch")
-    from train import checkpoint as ckpt
-    from train.export import export_policy
+    from bigtwo.train import checkpoint as ckpt
+    from bigtwo.train.export import export_policy
 
     source = ckpt.latest_checkpoint(trained_run)
     written = export_policy(trained_run, out_dir=tmp_path)
@@ -51,8 +51,8 @@ def test_a_resumed_run_records_every_session(tmp_path):
     pytest.importorskip("torch")
     from conftest import tiny_training_config
 
-    from train import checkpoint as ckpt
-    from train import run_training
+    from bigtwo.train import checkpoint as ckpt
+    from bigtwo.train import run_training
 
     first = run_training(tiny_training_config(tmp_path))
     before = ckpt.load(first.checkpoint)["provenance"]
@@ -63,7 +63,7 @@ def test_a_resumed_run_records_every_session(tmp_path):
 
 
 def test_export_refuses_a_variant_with_other_rules(trained_run, tmp_path):
-    from train.export import export_policy, main
+    from bigtwo.train.export import export_policy, main
 
     with pytest.raises(ValueError, match=r"trained on other rules than 'japan' \(.*opening_card"):
         export_policy(trained_run, "japan", out_dir=tmp_path)
@@ -74,7 +74,7 @@ def test_export_refuses_a_variant_with_other_rules(trained_run, tmp_path):
 
 
 def test_export_command(trained_run, tmp_path, capsys):
-    from train.export import main
+    from bigtwo.train.export import main
 
     assert main([str(trained_run), "--variant", "taiwan", "--out-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -82,11 +82,11 @@ def test_export_command(trained_run, tmp_path, capsys):
 
 
 def test_strong_loads_by_variant_name_and_plays_a_tournament(strong_dir):
-    from arena.tournament import run_tournament
+    from bigtwo.arena.tournament import run_tournament
 
     assert shipped_variants() == ["taiwan"] and has_weights("taiwan") and not has_weights("japan")
-    from agents.pretrained import SEARCH_DEFAULTS
-    from agents.search import SearchAgent
+    from bigtwo.agents.pretrained import SEARCH_DEFAULTS
+    from bigtwo.agents.search import SearchAgent
 
     agent = make_agent("strong", "taiwan", seed=0)
     assert agent.name == "strong" and agent.provenance["steps"] == 256
@@ -109,7 +109,7 @@ def test_strong_loads_by_variant_name_and_plays_a_tournament(strong_dir):
 
 
 def test_strong_in_the_tournament_command(strong_dir, capsys):
-    from bigtwo_cli import main
+    from bigtwo.cli import main
 
     assert main(["tournament", "--agents", "strong,random,random,random", "--deals", "2", "--quiet"]) == 0
     assert "strong" in capsys.readouterr().out
@@ -142,7 +142,7 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
 
 
 def test_strong_plays_the_weights_tuned_for_the_scoring(strong_dir):
-    from agents.heuristic import DEFAULT_WEIGHTS, WEIGHT_SETS
+    from bigtwo.agents.heuristic import DEFAULT_WEIGHTS, WEIGHT_SETS
 
     collect = make_agent("strong", load_variant("taiwan", scoring="collect"), seed=0)
     assert np.array_equal(collect.heuristic.ctx.weights, WEIGHT_SETS["collect"])
@@ -165,7 +165,7 @@ def test_strong_plays_the_weights_tuned_for_the_scoring(strong_dir):
 
 
 def test_strong_with_search_adds_the_networks_best_plays(strong_dir):
-    from agents.search import PRIOR_TOP, SearchAgent
+    from bigtwo.agents.search import PRIOR_TOP, SearchAgent
 
     agent = make_agent("strong:simulations=16,top_k=2", "taiwan", seed=0)
     assert isinstance(agent, SearchAgent) and agent.name == "strong" and agent.prior.name == "strong"
@@ -191,9 +191,9 @@ def test_strong_with_search_adds_the_networks_best_plays(strong_dir):
 
 
 def test_strong_network_option_searches_on_another_network(strong_dir, trained_run, no_strong):
-    from agents.search import SearchAgent
-    from bigtwo_web.room import RoomError, check_agent
-    from train.export import find_checkpoint
+    from bigtwo.agents.search import SearchAgent
+    from bigtwo.train.export import find_checkpoint
+    from bigtwo.web.room import RoomError, check_agent
 
     checkpoint = find_checkpoint(trained_run)  # a run's checkpoint, not an exported file; none is shipped here
     agent = make_agent(f"strong:network={checkpoint},simulations=8", "taiwan", seed=0)
@@ -208,7 +208,7 @@ def test_strong_network_option_searches_on_another_network(strong_dir, trained_r
 
 def test_shipped_strong_trusts_its_network(monkeypatch):
     pytest.importorskip("torch")
-    from agents.pretrained import SHIPPED_TRUST
+    from bigtwo.agents.pretrained import SHIPPED_TRUST
 
     monkeypatch.delenv(ENV_VAR, raising=False)  # the package's own files
     variant = load_variant("hong-kong", scoring="collect")
@@ -221,8 +221,8 @@ def test_shipped_strong_trusts_its_network(monkeypatch):
 
 
 def test_strong_trust_keeps_the_networks_play_unless_clearly_beaten(strong_dir):
-    from agents.heuristic import BIG
-    from agents.search import SearchAgent
+    from bigtwo.agents.heuristic import BIG
+    from bigtwo.agents.search import SearchAgent
 
     eng = Engine("taiwan", num_games=8, seed=5)
     rng = np.random.default_rng(5)
@@ -285,7 +285,7 @@ def test_strong_scores_on_one_torch_thread_and_restores_the_setting(strong_dir):
 def test_strong_without_torch_names_the_extra(tmp_path):
     (tmp_path / "taiwan.pt").write_bytes(b"\0")
     code = BLOCK_TORCH + (
-        "from agents import make_agent\n"
+        "from bigtwo.agents import make_agent\n"
         "print(type(make_agent('heuristic', 'taiwan')).__name__)\n"
         "try:\n"
         "    make_agent('strong', 'taiwan')\n"

@@ -1,6 +1,6 @@
 """On Ray: distributed training that learns, a killed actor replaced, resume after a driver kill,
-tournaments identical to the local run, the RLlib example and the Ray benchmark (``train.ray``,
-``arena.cluster``, ``examples/rllib_example.py``, ``benchmarks/ray_bench.py``).
+tournaments identical to the local run, the RLlib example and the Ray benchmark (``bigtwo.train.ray``,
+``bigtwo.arena.cluster``, ``examples/rllib_example.py``, ``benchmarks/ray_bench.py``).
 
 Every test runs on one local Ray cluster of 2 CPUs, started once for the module
 (``ray.init(num_cpus=2)``) and shut down after it. Ray is in the ``all`` extra, so CI runs these.
@@ -22,11 +22,11 @@ ray = pytest.importorskip("ray")
 
 from conftest import tiny_training_config  # noqa: E402
 
-from arena.tournament import run_tournament  # noqa: E402
-from train import checkpoint as ckpt  # noqa: E402
-from train import make_config, run_training  # noqa: E402
-from train.ray.gate import BatchGate  # noqa: E402
-from train.rollout import Batch  # noqa: E402
+from bigtwo.arena.tournament import run_tournament  # noqa: E402
+from bigtwo.train import checkpoint as ckpt  # noqa: E402
+from bigtwo.train import make_config, run_training  # noqa: E402
+from bigtwo.train.ray.gate import BatchGate  # noqa: E402
+from bigtwo.train.rollout import Batch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -204,7 +204,7 @@ def test_the_rllib_example_trains_and_plays_a_tournament(cluster, monkeypatch):
     """RLlib's PPO (new API stack) on our PettingZoo env through RLlib's PettingZoo wrapper with its
     action-masking module: a few iterations change the weights, and the module, wrapped as an
     Agent, plays only legal plays in a duplicate tournament."""
-    from bigtwo_env import load_variant
+    from bigtwo.env import load_variant
 
     example = from_the_repository("examples.rllib_example", monkeypatch)
     POLICY, RLlibAgent, Settings, build_config, play = (  # noqa: N806 - the example's own names

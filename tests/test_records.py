@@ -1,6 +1,6 @@
 """Game records as data (issue #29 item 5): ``bigtwo tournament --records``, ``bigtwo replay``,
-the supervised-learning loader ``bigtwo_env.dataset`` and the web table's export, all in the one
-record format of ``bigtwo_env.record``."""
+the supervised-learning loader ``bigtwo.env.records.dataset`` and the web table's export, all in the one
+record format of ``bigtwo.env.records.record``."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 from web_server import Server
 
-import bigtwo_env
-from arena.replay import replay
-from arena.tournament import run_tournament
-from bigtwo_cli import main
-from bigtwo_env.dataset import iter_decisions, load_decisions
-from bigtwo_env.game import Game
-from bigtwo_env.record import check_record, read_records, record_at, record_line, write_records
-from bigtwo_web.export import export_records
-from bigtwo_web.room import Room
-from bigtwo_web.store import Store
+import bigtwo.env
+from bigtwo.arena.replay import replay
+from bigtwo.arena.tournament import run_tournament
+from bigtwo.cli import main
+from bigtwo.env.envs.game import Game
+from bigtwo.env.records.dataset import iter_decisions, load_decisions
+from bigtwo.env.records.record import check_record, read_records, record_at, record_line, write_records
+from bigtwo.web.export import export_records
+from bigtwo.web.room import Room
+from bigtwo.web.store import Store
 
 AGENTS = ["heuristic", "random", "greedy", "random"]
 
@@ -121,7 +121,7 @@ def test_reading_records_names_the_bad_line(tmp_path: Path, tournament_records: 
 def _aec_steps(variant: str, seed: int, **overrides: Any) -> tuple[dict[str, Any], list[tuple[int, Any, Any, int]]]:
     """A match played through the AEC env by seeded random choices: its record and, per step,
     (seat, observation, legal ids, action) as the env gave them."""
-    env = bigtwo_env.env(variant, **overrides)
+    env = bigtwo.env.env(variant, **overrides)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     steps = []
@@ -160,7 +160,7 @@ def test_the_loader_gives_what_the_aec_env_gave(variant: str, overrides: dict[st
 def test_load_decisions_reads_a_tournament_file_whose_rows_an_agent_can_act_on(
     tournament_records: tuple[Path, Any],
 ) -> None:
-    from agents.registry import make_agent
+    from bigtwo.agents.registry import make_agent
 
     data = load_decisions(tournament_records[0])
     total = sum(len(g["plays"]) for r in read_records(tournament_records[0]) for g in r["games"])
@@ -250,7 +250,7 @@ def test_replay_refuses_bad_input_with_status_2(
 
 
 def _agents(spec: str, variant: Any) -> Any:
-    from agents.registry import make_agent
+    from bigtwo.agents.registry import make_agent
 
     return make_agent(spec, variant, seed=0)
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from bigtwo_env.cards import parse_cards
-from bigtwo_env.variant import load_variant
+from bigtwo.env.rules.cards import parse_cards
+from bigtwo.env.rules.variant import load_variant
 
 try:  # tests/ may or may not be a package
     from tests.reference import (

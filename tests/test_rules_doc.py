@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bigtwo_env import Variant, load_variant, variant_names
+from bigtwo.env import Variant, load_variant, variant_names
 
 RULES = (Path(__file__).resolve().parents[1] / "RULES.md").read_text(encoding="utf-8")
 # Fields that are bookkeeping, not settings of a table's rules.

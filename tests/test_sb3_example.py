@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sb3_contrib.common.maskable.utils import get_action_masks
 
-import bigtwo_env  # noqa: F401
+import bigtwo.env  # noqa: F401
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sb3_maskable_ppo.py"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents import make_agent
-from bigtwo_cli import main
-from bigtwo_env.settings import parse_setting, parse_settings, read_value
+from bigtwo.agents import make_agent
+from bigtwo.cli import main
+from bigtwo.env.rules.settings import parse_setting, parse_settings, read_value
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The privileged global state (``bigtwo_env.state``): its layout, what it holds, its views, privacy.
+"""The privileged global state (``bigtwo.env.engine.state``): its layout, what it holds, its views, privacy.
 
 * The layout: the docstring table is ``STATE_LAYOUT``, the parts tile the vector, the AEC page
   names its size.
@@ -28,12 +28,12 @@ from hypothesis import strategies as st
 from pettingzoo.test.state_test import test_state as pettingzoo_state_check
 from pettingzoo.test.state_test import test_state_space as pettingzoo_state_space_check
 
-from bigtwo_env import Engine, env, load_variant
-from bigtwo_env import state as ST
-from bigtwo_env.cards import mask_to_cards
-from bigtwo_env.observation import LAYOUT, decode_observation
-from bigtwo_env.state import ABSOLUTE, STATE_LAYOUT, decode_state, state_size, state_slices
-from bigtwo_env.vector import VectorEnv
+from bigtwo.env import Engine, env, load_variant
+from bigtwo.env.engine import state as ST
+from bigtwo.env.engine.observation import LAYOUT, decode_observation
+from bigtwo.env.engine.state import ABSOLUTE, STATE_LAYOUT, decode_state, state_size, state_slices
+from bigtwo.env.envs.vector import VectorEnv
+from bigtwo.env.rules.cards import mask_to_cards
 
 CONFIGS = [
     ("taiwan", {}),
@@ -77,7 +77,7 @@ def place_of(seat: int, other: int, players: int, reverse: bool) -> int:
 
 
 def test_the_docstring_table_is_the_layout() -> None:
-    from bigtwo_env import aec
+    from bigtwo.env.envs import aec
 
     assert ST.state_table() in ST.__doc__
     assert f"(``state_size(P)`` = {ST.state_size_formula()}; {state_size(4)} for 4)" in ST.__doc__

@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from agents.base import Agent, RandomAgent
-from arena.rating import ELO_SCALE, fit_bradley_terry, rate_deals
-from arena.tournament import entry_names, mean_ci, run_tournament
-from bigtwo_cli import main
-from bigtwo_env import load_variant
+from bigtwo.agents.base import Agent, RandomAgent
+from bigtwo.arena.rating import ELO_SCALE, fit_bradley_terry, rate_deals
+from bigtwo.arena.tournament import entry_names, mean_ci, run_tournament
+from bigtwo.cli import main
+from bigtwo.env import load_variant
 
 TAIWAN = load_variant("taiwan")
 
@@ -38,7 +38,7 @@ class PassAgent(Agent):
 
 
 def _has_make_agent(name: str) -> bool:
-    import agents
+    from bigtwo import agents
 
     make = getattr(agents, "make_agent", None)
     if make is None:

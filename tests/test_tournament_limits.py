@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena import rating as bradley_terry
-from arena.chunk import play_chunk
-from arena.deals import Chunk
-from arena.tournament import run_tournament
-from bigtwo_cli import main
-from bigtwo_env import load_variant
+from bigtwo.arena import rating as bradley_terry
+from bigtwo.arena.chunk import play_chunk
+from bigtwo.arena.deals import Chunk
+from bigtwo.arena.tournament import run_tournament
+from bigtwo.cli import main
+from bigtwo.env import load_variant
 
 TAIWAN = load_variant("taiwan")
 
@@ -169,7 +169,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_the_tournament_and_its_workers(signum):
     bigtwo = Path(sys.executable).with_name("bigtwo")
-    cmd = [str(bigtwo)] if bigtwo.exists() else [sys.executable, "-m", "bigtwo_cli"]
+    cmd = [str(bigtwo)] if bigtwo.exists() else [sys.executable, "-m", "bigtwo.cli"]
     cmd += ["tournament", "--agents", "search:simulations=64,heuristic,random,random", "--deals", "400"]
     cmd += ["--chunk-deals", "4", "--workers", "2", "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -26,13 +26,13 @@ torch = pytest.importorskip("torch")
 
 from conftest import tiny_training_config  # noqa: E402
 
-from bigtwo_env import load_variant  # noqa: E402
-from bigtwo_env.observation import obs_size  # noqa: E402
-from train import checkpoint as ckpt  # noqa: E402
-from train import load_config, make_config, run_training  # noqa: E402
-from train.config import FIELDS, config_dir, config_names, field_docs  # noqa: E402
-from train.decisions import DecisionStore, gae, mc_returns  # noqa: E402
-from train.networks import ActionScorer, action_features, legal_mask, masked_log_softmax  # noqa: E402
+from bigtwo.env import load_variant  # noqa: E402
+from bigtwo.env.engine.observation import obs_size  # noqa: E402
+from bigtwo.train import checkpoint as ckpt  # noqa: E402
+from bigtwo.train import load_config, make_config, run_training  # noqa: E402
+from bigtwo.train.config import FIELDS, config_dir, config_names, field_docs  # noqa: E402
+from bigtwo.train.decisions import DecisionStore, gae, mc_returns  # noqa: E402
+from bigtwo.train.networks import ActionScorer, action_features, legal_mask, masked_log_softmax  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,7 @@ def same_weights(a: dict, b: dict) -> bool:
 def test_shipped_configs_hold_only_what_differs_from_the_defaults():
     """Each field is declared once, in ``TrainConfig``, with its default, range and description; a
     shipped YAML sets only fields whose values differ from those defaults (``default.yaml`` none)."""
-    from train.config import LIMITS, TrainConfig, allowed_values, defaults
+    from bigtwo.train.config import LIMITS, TrainConfig, allowed_values, defaults
 
     assert {"advised", "default", "ppo", "dmc", "strong"} <= set(config_names())
     docs = field_docs()
@@ -128,7 +128,7 @@ def test_training_fields_are_bounded(override, allowed):
 
 
 def test_fields_list_shows_what_each_field_allows(capsys):
-    from bigtwo_cli import main
+    from bigtwo.cli import main
 
     assert main(["train", "--fields"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
@@ -178,7 +178,7 @@ def test_bad_config_file_is_refused(tmp_path):
 
 
 def test_cli_refuses_bad_field(capsys):
-    from bigtwo_cli import main
+    from bigtwo.cli import main
 
     assert main(["train", "--set", "bogus=1"]) == 2
     err = capsys.readouterr().err
@@ -186,7 +186,7 @@ def test_cli_refuses_bad_field(capsys):
 
 
 def test_bigtwo_start_does_not_import_torch():
-    code = "import sys, bigtwo_cli as c; c.build_parser(); import bigtwo_env; print('torch' in sys.modules)"
+    code = "import sys, bigtwo.cli as c; c.build_parser(); import bigtwo.env; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
 
@@ -279,7 +279,7 @@ def test_scores_only_legal_plays_and_masks_before_softmax():
 def test_action_features_from_the_table():
     variant = load_variant("taiwan")
     f = action_features(variant)
-    from bigtwo_env.actions import action_table
+    from bigtwo.env.rules.actions import action_table
 
     t = action_table(variant)
     assert f.shape[0] == t.size
@@ -304,10 +304,10 @@ def test_trainer_smoke(tmp_path, algo):
     assert payload["variant"]["name"] == "taiwan" and payload["variant"]["settings"]["opening_card"] == "3C"
     assert set(result.evaluations) == {"random"}
     # the checkpoint is an agent for tournaments and `bigtwo play`
-    import agents
+    from bigtwo import agents
 
     agent = agents.make_agent(str(result.checkpoint), "taiwan", seed=0)
-    from bigtwo_env.engine import Engine
+    from bigtwo.env.engine.engine import Engine
 
     eng = Engine("taiwan", num_games=8, seed=3)
     ids, counts = eng.legal_actions()
@@ -339,7 +339,7 @@ def test_tensorboard_scalars(tmp_path):
 
 
 def test_league_trains_only_the_learner_seat(tmp_path):
-    from train.league import League
+    from bigtwo.train.league import League
 
     variant = load_variant("taiwan")
     league = League(variant, 64, (0.0, 0.0, 1.0), ["greedy"], 2, seed=0)
@@ -369,7 +369,7 @@ def test_rollout_asks_the_trainer_only_for_the_learners_real_decisions(tmp_path)
     """``RolloutWorker.play`` passes ``choose`` only the learner's rows with more than one legal
     play, plays the picked play and records each decision under the learner's seat; ``collect``
     hands out exactly the finished decisions with their targets and keeps the rest."""
-    from train.loop import SelfPlay
+    from bigtwo.train.loop import SelfPlay
 
     cfg = tiny(tmp_path, league_self=0.0, league_baselines=1.0, baselines=["random"], num_steps=8)
     loop = SelfPlay(cfg)
@@ -408,7 +408,7 @@ def test_rollout_asks_the_trainer_only_for_the_learners_real_decisions(tmp_path)
 
 
 def test_the_rollouts_know_only_their_setup_not_the_loop():
-    """The rollouts (``train.rollout``, ``train.ray.actors``) are built from a ``RolloutSetup`` and
+    """The rollouts (``bigtwo.train.rollout``, ``bigtwo.train.ray.actors``) are built from a ``RolloutSetup`` and
     never import the loop that drives them: the loop imports them, not the other way round."""
     import ast
 
@@ -419,7 +419,7 @@ def test_the_rollouts_know_only_their_setup_not_the_loop():
             for node in ast.walk(tree)
             if isinstance(node, ast.ImportFrom) and node.module and node.level > 0
         }
-        assert "loop" not in imported, f"{rel} imports train.loop"
+        assert "loop" not in imported, f"{rel} imports bigtwo.train.loop"
 
 
 def test_dense_head_benchmark_measures_both_heads(monkeypatch):
@@ -477,9 +477,9 @@ def test_a_checkpoint_of_another_observation_version_is_refused(tmp_path):
     """Checkpoints record the observation version; one from before versions (no key, and none of
     the newer env state such as ``reverse``) or of another version is refused with the reason
     and what to do, when played, exported or resumed, never a ``KeyError``."""
-    from bigtwo_env.observation import OBS_VERSION
-    from train.export import export_policy
-    from train.policy_agent import load_policy_agent
+    from bigtwo.env.engine.observation import OBS_VERSION
+    from bigtwo.train.export import export_policy
+    from bigtwo.train.policy_agent import load_policy_agent
 
     cfg = tiny(tmp_path, total_timesteps=256)
     path = run_training(cfg).checkpoint
@@ -516,7 +516,7 @@ def test_same_seed_same_result(tmp_path, overlap, precision):
 def test_bfloat16_training_keeps_float32_weights_and_exports_a_float32_player(tmp_path):
     """``precision: bfloat16`` runs the passes in bfloat16 (the run differs from float32's), but the
     weights stay float32, the checkpoint does not carry the precision, and its agent plays float32."""
-    from train.policy_agent import load_policy_agent
+    from bigtwo.train.policy_agent import load_policy_agent
 
     half = run_training(tiny(tmp_path / "h", total_timesteps=512, precision="bfloat16"))
     full = run_training(tiny(tmp_path / "f", total_timesteps=512))
@@ -552,7 +552,7 @@ def test_overlap_plays_the_next_rollout_with_the_weights_from_before_the_update(
     """With ``overlap`` the rollout that plays during an update acts with the weights from before
     it (its recorded log-probabilities are theirs, not the new weights'); the next update learns
     from it, and the rollouts then act with the new weights."""
-    from train.loop import SelfPlay
+    from bigtwo.train.loop import SelfPlay
 
     loop = SelfPlay(tiny(tmp_path, total_timesteps=4096, overlap=True))
     try:
@@ -624,7 +624,7 @@ def test_a_signal_ends_training_with_a_final_checkpoint(tmp_path, sig, overlap):
         overlap=str(overlap).lower(),
         imitate_decisions=256,  # the default config's warm start, kept small (500k decisions take a minute)
     )
-    cmd = [sys.executable, "-m", "bigtwo_cli", "train", *(f"--set={k}={v}" for k, v in sets.items())]
+    cmd = [sys.executable, "-m", "bigtwo.cli", "train", *(f"--set={k}={v}" for k, v in sets.items())]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.time() + 120
@@ -681,8 +681,8 @@ def test_ppo_learns_to_beat_random(tmp_path):
 
 def test_evaluation_table_names_the_variants_scoring() -> None:
     """The report under the final evaluation says how the payoffs were paid (not always cards)."""
-    from agents import make_agent
-    from arena.evaluate import evaluate, format_table
+    from bigtwo.agents import make_agent
+    from bigtwo.arena.evaluate import evaluate, format_table
 
     for scoring, words in (("collect", "collect scoring: each loser pays the winner"), ("cards", "cards scoring")):
         variant = load_variant("hong-kong", scoring=scoring)
@@ -693,8 +693,8 @@ def test_evaluation_table_names_the_variants_scoring() -> None:
 def test_evaluation_reports_the_paired_margin_and_beats_by_it() -> None:
     """The evaluation's margin is the tournament's (the agent's payoff less the copies' mean, paired by
     deal), ``beats`` is its interval above 0, and TensorBoard and the table get it."""
-    from agents import make_agent
-    from arena.evaluate import evaluate, format_table
+    from bigtwo.agents import make_agent
+    from bigtwo.arena.evaluate import evaluate, format_table
 
     variant = load_variant("taiwan")
     evals = evaluate(make_agent("heuristic", variant), variant, ["random", "heuristic"], deals=30, seed=2)
@@ -724,7 +724,7 @@ def test_stop_at_timesteps_is_the_same_run_stopped_early(tmp_path):
 
 
 def test_per_variant_fields_apply_to_their_variant_and_yield_to_set(tmp_path):
-    from train.config import load_config
+    from bigtwo.train.config import load_config
 
     path = tmp_path / "c.yaml"
     path.write_text(
@@ -764,7 +764,7 @@ def _accuracy(net: ActionScorer, data) -> float:
 def test_imitation_learns_the_teachers_plays(tmp_path):
     """Behaviour cloning of the greedy agent: the network's best-scored play becomes the teacher's
     on decisions it never saw, far above the untrained network; the teacher's plays are legal picks."""
-    from train.imitation import imitate, teacher_decisions
+    from bigtwo.train.imitation import imitate, teacher_decisions
 
     variant = load_variant("taiwan")
     cfg = tiny(tmp_path, num_envs=64, imitate="greedy", imitate_decisions=6000, imitate_epochs=6, minibatch_size=256)
@@ -807,8 +807,8 @@ def test_warm_start_runs_once_and_is_reproducible(tmp_path, algo, capsys):
 def test_advice_is_an_input_the_network_learns_to_follow(tmp_path):
     """With ``advice`` the scorer sees which play the adviser would make: imitating that same
     agent then matches it on almost every unseen decision (the plain network reaches far less)."""
-    from train.imitation import imitate, teacher_decisions
-    from train.rollout import make_scorer
+    from bigtwo.train.imitation import imitate, teacher_decisions
+    from bigtwo.train.rollout import make_scorer
 
     variant = load_variant("taiwan")
     fields = dict(num_envs=64, imitate="heuristic", imitate_decisions=3000, imitate_epochs=4, minibatch_size=256)
@@ -826,8 +826,8 @@ def test_advice_is_an_input_the_network_learns_to_follow(tmp_path):
 def test_an_advised_checkpoint_plays_with_its_adviser(tmp_path):
     """A run with ``advice`` stores the adviser in the checkpoint; loading it builds the adviser
     again, and the agent plays only legal plays; a wrong adviser name fails before training."""
-    import agents
-    from bigtwo_env.engine import Engine
+    from bigtwo import agents
+    from bigtwo.env.engine.engine import Engine
 
     cfg = tiny(tmp_path, advice="greedy", total_timesteps=512)
     result = run_training(cfg)

@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-import bigtwo_cli
-from agents import heuristic
-from agents.registry import make_agent
-from arena.tournament import run_tournament
-from arena.tune import FACTORS, candidate_values, payoff_against, tune_weights
-from bigtwo_env import load_variant
+import bigtwo.cli
+from bigtwo.agents import heuristic
+from bigtwo.agents.registry import make_agent
+from bigtwo.arena.tournament import run_tournament
+from bigtwo.arena.tune import FACTORS, candidate_values, payoff_against, tune_weights
+from bigtwo.env import load_variant
 
 
 def test_candidate_values_step_each_kind_of_weight():
@@ -30,7 +30,7 @@ def test_candidate_values_step_each_kind_of_weight():
 def test_a_short_tune_keeps_only_gains_and_its_payoff_replays(tmp_path, capsys):
     out = tmp_path / "w.json"
     args = ["tune", "--variant", "taiwan", "--set", "scoring=collect", "--rounds", "1", "--deals", "3"]
-    assert bigtwo_cli.main([*args, "--seed", "5", "--workers", "1", "--quiet", "--out", str(out)]) == 0
+    assert bigtwo.cli.main([*args, "--seed", "5", "--workers", "1", "--quiet", "--out", str(out)]) == 0
     printed = capsys.readouterr()
     data = json.loads(out.read_text())
     assert len(data["steps"]) == heuristic.NUM_WEIGHTS and "round 1 weight 0 eps:" in printed.err

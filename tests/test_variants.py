@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bigtwo_env import Variant, classify, load_variant, parse_cards, variant_names
+from bigtwo.env import Variant, classify, load_variant, parse_cards, variant_names
 
 NAMES = ["hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan"]
 RANKS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2"]
@@ -502,14 +502,14 @@ def test_window_must_be_consecutive_and_listed_once(tmp_path, spec):
 
 def test_every_variant_default_of_the_package_is_default_variant():
     """``DEFAULT_VARIANT`` is the one place the default variant is written: no function of
-    ``bigtwo_env`` spells it out as a default argument (doctests may show it in a call)."""
+    ``bigtwo.env`` spells it out as a default argument (doctests may show it in a call)."""
     import ast
 
-    import bigtwo_env
-    from bigtwo_env.variant import DEFAULT_VARIANT
+    import bigtwo.env
+    from bigtwo.env.rules.variant import DEFAULT_VARIANT
 
     spelled = []
-    for path in sorted(Path(bigtwo_env.__file__).parent.glob("*.py")):
+    for path in sorted(Path(bigtwo.env.__file__).parent.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 defaults = [*node.args.defaults, *node.args.kw_defaults]

@@ -212,9 +212,9 @@ def test_a_record_file_with_a_64_bit_seed_replays_and_shows_its_text_as_text(
 ) -> None:
     """The page sends a record file as it is (``JSON.parse`` would round a seed past 2**53, and
     the engine would refuse the deal), and what a record names is shown as text, never run."""
-    from agents.registry import make_agent
-    from bigtwo_env.game import Game
-    from bigtwo_env.record import write_record
+    from bigtwo.agents.registry import make_agent
+    from bigtwo.env.envs.game import Game
+    from bigtwo.env.records.record import write_record
 
     game = Game("japan", seed=2**64 - 12345)
     agent = make_agent("heuristic", game.variant)

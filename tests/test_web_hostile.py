@@ -22,8 +22,8 @@ from conftest import play_agent
 from web_server import ROOT, Server
 from websockets.sync.client import connect
 
-from agents.registry import make_agent
-from bigtwo_env.game import Game
+from bigtwo.agents.registry import make_agent
+from bigtwo.env.envs.game import Game
 
 STRONG_FILE = ROOT / "agents" / "pretrained" / "taiwan.pt"
 

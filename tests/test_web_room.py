@@ -17,15 +17,15 @@ from conftest import play_agent
 from web_server import Server
 from websockets.sync.client import connect
 
-import bigtwo_env.record
-import bigtwo_web.coach
-import bigtwo_web.room
-from agents.registry import make_agent
-from bigtwo_cli import main
-from bigtwo_env.game import Game
-from bigtwo_env.record import check_record
-from bigtwo_web.room import Room, RoomError
-from bigtwo_web.store import Store
+import bigtwo.env.records.record
+import bigtwo.web.coach
+import bigtwo.web.room
+from bigtwo.agents.registry import make_agent
+from bigtwo.cli import main
+from bigtwo.env.envs.game import Game
+from bigtwo.env.records.record import check_record
+from bigtwo.web.room import Room, RoomError
+from bigtwo.web.store import Store
 
 CARD = re.compile(r"^(10|[2-9JQKA])[DCHS]$")
 
@@ -43,7 +43,7 @@ class Clock:
 
 
 def test_doctests() -> None:
-    for module in (bigtwo_env.record, bigtwo_web.room, bigtwo_web.coach):
+    for module in (bigtwo.env.records.record, bigtwo.web.room, bigtwo.web.coach):
         assert doctest.testmod(module).failed == 0
 
 
@@ -60,7 +60,7 @@ def test_record_round_trip_through_the_engine(variant: str, overrides: dict[str,
         play_agent(game, agent)
     rec = game.to_record(seats=[f"p{i}" for i in range(game.players)])
     assert len(rec["games"]) == game.variant.games and rec["over"]
-    path = bigtwo_env.record.write_record(tmp_path / "g.json", rec)
+    path = bigtwo.env.records.record.write_record(tmp_path / "g.json", rec)
     again = Game.from_record(path)
     assert again.to_record(seats=rec["seats"]) == rec == json.loads(path.read_text())
     assert again.scores == game.scores and [r.payoffs for r in again.results] == [r.payoffs for r in game.results]
@@ -298,8 +298,8 @@ def test_the_wire_never_carries_another_seats_cards(server: Server) -> None:
 
 
 def test_options_name_every_variant_and_its_default_opponent(server: Server) -> None:
-    from agents import pretrained
-    from bigtwo_env.variant import variant_names
+    from bigtwo.agents import pretrained
+    from bigtwo.env.rules.variant import variant_names
 
     status, first = server.api("/api/options")
     assert status == 200

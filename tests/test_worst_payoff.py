@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bigtwo_env import Engine, load_variant
+from bigtwo.env import Engine, load_variant
 
 
 def lowest_payoff(variant, games: int, seed: int) -> float:

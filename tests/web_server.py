@@ -29,7 +29,7 @@ class Server:
         self, db: Path, pace: float = 0.02, away: float = 1.0, port: int | None = None, args: tuple[str, ...] = ()
     ) -> None:
         self.port = free_port() if port is None else port
-        cmd = [sys.executable, "-m", "bigtwo_cli", "serve", "--port", str(self.port), "--db", str(db)]
+        cmd = [sys.executable, "-m", "bigtwo.cli", "serve", "--port", str(self.port), "--db", str(db)]
         cmd += ["--pace", str(pace), "--away-timeout", str(away), *args]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(

@@ -2,7 +2,7 @@
 and duplicate-tournament evaluation. Needs the ``train`` extra (torch, tensorboard); importing
 this package itself imports no torch: the training API below is loaded on first use.
 
-    from train import load_config, run_training
+    from bigtwo.train import load_config, run_training
     result = run_training(load_config("default", ["total_timesteps=20000", "num_envs=16"]))
 
     bigtwo train                                   default config: PPO on taiwan, ~7-16 min on 2 CPU cores
@@ -26,7 +26,7 @@ this package itself imports no torch: the training API below is loaded on first 
 | ``run`` | the run folder, TensorBoard, progress bar, periodic and final evaluation |
 | ``episodes`` | episode bookkeeping: the learner's game results per league opponent, game lengths |
 | ``provenance`` | what each checkpoint records of its making: command, seed, steps, training time, code version |
-| ``export`` | a finished run's checkpoint as a policy-only file for the shipped ``strong`` agent (``python -m train.export``) |
+| ``export`` | a finished run's checkpoint as a policy-only file for the shipped ``strong`` agent (``python -m bigtwo.train.export``) |
 | ``checkpoint`` | checkpoint layout and resume state (env, RNGs, which config changes resume allows), atomic writes, ``weights_only`` loading verified by checksum and layout, the newest intact checkpoint of a run |
 | ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (the ``.pt`` loader ``agents.make_agent`` finds by entry point) |
 | ``signals`` | SIGTERM and SIGINT end a run with a final checkpoint (exit status 128 + the signal) |
@@ -49,7 +49,7 @@ Measured on this project's machine (2 CPU cores shared with other jobs, no GPU, 
 | the same with 2 torch threads | ~45k idle; 5-6k with other jobs running (hence 1 thread by default) |
 | DMC throughput, same network | ~80k env steps/s idle; 45-55k with other jobs running |
 | PPO throughput, strong config (256x2 encoder, 128 scorer, 1,024 envs, 2 threads, heuristic in the league) | 29,270 env steps/s over a 91-minute run |
-| legal plays only vs a dense ~19,900-wide head, batch 1024 | see ``train.networks`` (``python -m benchmarks.dense_head``) |
+| legal plays only vs a dense ~19,900-wide head, batch 1024 | see ``bigtwo.train.networks`` (``python -m benchmarks.dense_head``) |
 
 See ``configs/train/default.yaml`` and ``configs/train/strong.yaml`` for the measured runs and their evaluations.
 Outside the package, run from the repository: ``python -m benchmarks.ray_bench`` (training env-steps/s
@@ -62,12 +62,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bigtwo_env.lazy import lazy_attributes
+from bigtwo.env.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from .config import TrainConfig, config_names, load_config, make_config
-    from .loop import RunResult, run_training
-    from .policy_agent import PolicyAgent, load_policy_agent
+    from bigtwo.train.config import TrainConfig, config_names, load_config, make_config
+    from bigtwo.train.loop import RunResult, run_training
+    from bigtwo.train.policy_agent import PolicyAgent, load_policy_agent
 
 # The training API, loaded on first use so that ``import train`` (and ``bigtwo`` start-up) imports no torch.
 _LAZY = {

@@ -4,7 +4,7 @@ An MLP over the observation has to rediscover, from millions of games, what the 
 planner computes exactly (how a hand splits into the fewest plays, which cards keep control).
 With ``advice`` set, every decision first asks the adviser agent what it would play, and the
 network's (state, play) scorer sees one more input per legal play: 1 for the adviser's choice,
-0 for the others (``train.networks.ActionScorer``, ``advice_size`` 1). The network can then
+0 for the others (``bigtwo.train.networks.ActionScorer``, ``advice_size`` 1). The network can then
 follow the adviser from its first updates and learns where to depart from it: the policy is
 still the network's own (it picks every play, and nothing forces it to take the advice), and
 its cost per move is the network's plus one heuristic decision (~0.05 ms).
@@ -16,8 +16,8 @@ checkpoint records the adviser's spec in the network's ``kwargs`` (``advice``), 
 builds the same adviser; the adviser sees only the acting seat's observation, like any agent.
 
 >>> import numpy as np
->>> from bigtwo_env.engine import Engine
->>> from bigtwo_env import load_variant
+>>> from bigtwo.env.engine.engine import Engine
+>>> from bigtwo.env import load_variant
 >>> adviser = Adviser("greedy", load_variant("taiwan"))
 >>> eng = Engine("taiwan", num_games=3, seed=1)
 >>> ids, counts = eng.legal_actions()
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import make_agent
-from bigtwo_env.variant import Variant
+from bigtwo.agents import make_agent
+from bigtwo.env.rules.variant import Variant
 
 NO_ADVICE = -1  # an advised slot that matches no legal play
 

@@ -11,13 +11,13 @@ the median over ``repeats`` runs of, per setting ``KEY`` (``""``, ``overlap_``, 
 
 - ``KEYenv_steps_per_s``: environment steps trained per second of wall time (rollouts and updates);
 - ``KEYlearner_share``: the updates' share of that wall time (what ``charts/learner_utilisation``
-  logs in a real run, ``train.loop``);
+  logs in a real run, ``bigtwo.train.loop``);
 
 and ``settings``: ``[KEY, label]`` per setting, in order (the rows ``bigtwo bench`` prints), and
 ``bf16_native``: whether this machine runs bfloat16 matmuls natively (``precision: auto`` picks
 bfloat16 only then; elsewhere bfloat16 is emulated, and slower).
 
-``bigtwo_env.bench`` prints it; this module sits in ``train`` because the engine's package never
+``bigtwo.cli.bench`` prints it; this module sits in ``train`` because the engine's package never
 imports the trainers (the ``bigtwo`` command hands ``training_figures`` to it).
 ``benchmarks/ray_bench.py`` measures the same on Ray actors.
 """
@@ -30,7 +30,7 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from .loop import SelfPlay
+    from bigtwo.train.loop import SelfPlay
 
 UPDATES = 3  # timed updates per run (one more, untimed, warms up)
 
@@ -55,8 +55,8 @@ def _one_run(
     config: str = "default",
 ) -> tuple[float, float, int, str]:
     """Trained env-steps/s and the learner's share of one run, its ``num_envs`` and algorithm."""
-    from .config import load_config
-    from .loop import SelfPlay
+    from bigtwo.train.config import load_config
+    from bigtwo.train.loop import SelfPlay
 
     settings = {
         "variant": variant,
@@ -91,7 +91,7 @@ class Timed(NamedTuple):
 
 def timed_updates(loop: SelfPlay, updates: int) -> Timed:
     """Start ``loop``, run one untimed warm-up update (workers start, kernels load, the network's
-    first pass), then ``updates`` timed ones (rollout and update, as ``train.loop.train`` runs them:
+    first pass), then ``updates`` timed ones (rollout and update, as ``bigtwo.train.loop.train`` runs them:
     with ``overlap`` the next rollout plays during each update); closes the loop's rollouts and run
     either way."""
     try:
@@ -120,8 +120,8 @@ def training_figures(
     """``env_steps_per_s`` and ``learner_share`` of training ``config`` (default: the default PPO
     config) in each of the ``SETTINGS`` (see the module docstring), medians of ``repeats`` runs
     each; ``quick``: 32 matches, 8 steps per rollout."""
-    from .networks import has_bfloat16
-    from .run import resolve_device
+    from bigtwo.train.networks import has_bfloat16
+    from bigtwo.train.run import resolve_device
 
     runs: dict[str, list[tuple[float, float, int, str]]] = {key: [] for key, *_ in SETTINGS}
     with tempfile.TemporaryDirectory(prefix="bigtwo-bench-") as runs_dir:

@@ -10,9 +10,9 @@ A checkpoint (``runs/<run>/checkpoints/step_<env steps>.pt``) is a ``torch.save`
 | ``variant`` | ``{"name": ..., "settings": Variant.to_dict()}``: the rules it was trained on, in full |
 | ``config`` | the run's full ``TrainConfig`` as a dict |
 | ``model`` | ``{"kwargs": constructor arguments, "state_dict": weights}`` of the ``ActionScorer`` |
-| ``obs_version`` | the observation version the network reads (``bigtwo_env.observation.OBS_VERSION``) |
+| ``obs_version`` | the observation version the network reads (``bigtwo.env.engine.observation.OBS_VERSION``) |
 | ``global_step``, ``update`` | environment steps and updates done |
-| ``provenance`` | the command, seed, steps, training time and code version that made it (``train.provenance``) |
+| ``provenance`` | the command, seed, steps, training time and code version that made it (``bigtwo.train.provenance``) |
 | ``run`` | ``{"name": ..., "id": ...}``: the run that wrote it (its folder's ``run_id`` file); absent from exported files |
 | ``resume`` | what a resumed run needs besides: optimizer, RNG states, the vector env's match states, the pending decisions, the league (absent from policy-only files such as league snapshots); a run on Ray holds the last four per rollout actor, under ``workers`` |
 
@@ -50,15 +50,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from bigtwo_env.observation import OBS_VERSION
-
-from .config import ALGOS, TrainConfig, make_config
+from bigtwo.env.engine.observation import OBS_VERSION
+from bigtwo.train.config import ALGOS, TrainConfig, make_config
 
 if TYPE_CHECKING:
-    from bigtwo_env.variant import Variant
-    from bigtwo_env.vector import VectorEnv
-
-    from .networks import ActionScorer
+    from bigtwo.env.envs.vector import VectorEnv
+    from bigtwo.env.rules.variant import Variant
+    from bigtwo.train.networks import ActionScorer
 
 FORMAT = "bigtwo-train/2"
 UNCHECKED_FORMATS = ("bigtwo-train/1",)  # written before checksums: loaded without that test
@@ -77,11 +75,11 @@ POLICY_LAYOUT = {
     "obs_version": int,
 }
 """The policy part of every checkpoint, key -> type, in the order written (``policy_payload``): all of a
-league snapshot, and what an exported file keeps (``train.export``). ``load`` checks every key but
+league snapshot, and what an exported file keeps (``bigtwo.train.export``). ``load`` checks every key but
 those in ``UNRECORDED``."""
 UNRECORDED = ("obs_version",)  # absent from files made before it was recorded (``check_obs_version`` reads 0)
 RESUME_KEYS = ("optimizer", "rng")  # the learner's; then the rollouts' (WORKER_KEYS, or "workers" on Ray)
-WORKER_KEYS = ("env", "store", "league", "rng", "episode_length")  # a train.rollout.RolloutWorker's state
+WORKER_KEYS = ("env", "store", "league", "rng", "episode_length")  # a bigtwo.train.rollout.RolloutWorker's state
 
 
 def arrays_to_tensors(obj: Any) -> Any:

@@ -16,7 +16,7 @@ what is allowed (for an unknown field: every allowed field). Every numeric field
 (``LIMITS``; ``bigtwo train --fields`` shows each one), wide enough for any real run and narrow
 enough that a typo (``lr=1e30``) or a request no machine meets (``hidden_size=100000``) is refused
 before anything starts; one rollout (``num_envs * num_steps``) is at most ``MAX_ROLLOUT`` steps.
-Whether the device exists here is checked when the run starts (``train.run.resolve_device``).
+Whether the device exists here is checked when the run starts (``bigtwo.train.run.resolve_device``).
 
 >>> cfg = load_config("default", ["lr=1e-4", "num_envs=128"])
 >>> cfg.lr, cfg.num_envs
@@ -43,12 +43,16 @@ from typing import Any
 
 import yaml
 
-from bigtwo_env.checks import is_whole
-from bigtwo_env.settings import parse_settings
-from bigtwo_env.variant import DEFAULT_VARIANT, Variant, read_yaml_mapping
+from bigtwo.env.checks import is_whole
+from bigtwo.env.rules.settings import parse_settings
+from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, read_yaml_mapping
 
 ALGOS = ("ppo", "dmc")
-PRECISIONS = ("float32", "bfloat16", "auto")  # the arithmetic of a network's passes (train.networks.compute_dtype)
+PRECISIONS = (
+    "float32",
+    "bfloat16",
+    "auto",
+)  # the arithmetic of a network's passes (bigtwo.train.networks.compute_dtype)
 
 
 @dataclass(frozen=True)
@@ -428,8 +432,8 @@ def _check(source: str, name: str, value: Any) -> Any:
 
 
 def config_dir() -> Path:
-    """Folder of the shipped training configs (``configs/train``, installed as ``bigtwo_configs``)."""
-    return Path(str(resources.files("bigtwo_configs") / "train"))
+    """Folder of the shipped training configs (``configs/train``, installed as ``bigtwo.configs``)."""
+    return Path(str(resources.files("bigtwo.configs") / "train"))
 
 
 def config_names() -> list[str]:

@@ -21,7 +21,7 @@ episode has not ended yet.
 
 ``take(idx, targets)`` copies finished decisions out as ``Decisions``: the rows a learner trains
 on, with their targets (advantages, returns), free of the store's links. A rollout hands its
-learner one ``Decisions`` (``train.rollout``); batches of several rollouts (Ray actors) are
+learner one ``Decisions`` (``bigtwo.train.rollout``); batches of several rollouts (Ray actors) are
 joined with ``Decisions.concat``.
 
 >>> import numpy as np
@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bigtwo_env.jit import njit
+from bigtwo.env.engine.jit import njit
 
 ROW_FIELDS = ("obs", "start", "counts", "env", "seat", "pick", "advised", "logprob", "value", "reward", "done", "next")
 
@@ -105,7 +105,7 @@ class Decisions(_Rows):
     def __init__(self, rows: dict[str, np.ndarray], plays: np.ndarray, targets: dict[str, np.ndarray]) -> None:
         self.obs, self.counts = rows["obs"], rows["counts"]
         self.pick, self.logprob, self.value = rows["pick"], rows["logprob"], rows["value"]
-        self.advised = rows["advised"]  # the adviser's slot (train.advice), -1 without advice
+        self.advised = rows["advised"]  # the adviser's slot (bigtwo.train.advice), -1 without advice
         self.plays = plays
         self.start = np.cumsum(self.counts, dtype=np.int64) - self.counts
         self.targets = targets
@@ -145,7 +145,7 @@ class DecisionStore(_Rows):
         self.env = np.zeros(capacity, np.int32)
         self.seat = np.zeros(capacity, np.int8)
         self.pick = np.zeros(capacity, np.int32)  # position of the play in its legal list
-        self.advised = np.full(capacity, -1, np.int32)  # position of the adviser's play (train.advice), or -1
+        self.advised = np.full(capacity, -1, np.int32)  # position of the adviser's play (bigtwo.train.advice), or -1
         self.logprob = np.zeros(capacity, np.float32)
         self.value = np.zeros(capacity, np.float32)
         self.reward = np.zeros(capacity, np.float32)

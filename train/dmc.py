@@ -1,9 +1,9 @@
 """Deep Monte-Carlo self-play (DouZero style): a Q network over (state, legal play) pairs.
 
-Reads top to bottom like ``train.ppo``, which it mirrors: how a play is picked (``Acting``), the
+Reads top to bottom like ``bigtwo.train.ppo``, which it mirrors: how a play is picked (``Acting``), the
 Monte-Carlo targets (``targets``) and the regression epochs (``update``); the shared rest (set-up,
-resume, the rollout, snapshots, evaluations, checkpoints, the final evaluation) is ``train.loop``
-and ``train.rollout``, locally or on Ray actors alike.
+resume, the rollout, snapshots, evaluations, checkpoints, the final evaluation) is ``bigtwo.train.loop``
+and ``bigtwo.train.rollout``, locally or on Ray actors alike.
 
 - **Acting.** The learner scores each legal play of its decisions with ``Q(state, play)`` (the
   ``ActionScorer``'s scores: only legal plays are ever scored) and plays the best one, or with
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .config import TrainConfig
-from .decisions import Decisions, DecisionStore, mc_returns
-from .networks import ActionScorer
+from bigtwo.train.config import TrainConfig
+from bigtwo.train.decisions import Decisions, DecisionStore, mc_returns
+from bigtwo.train.networks import ActionScorer
 
 SNAPSHOT_MODE = "greedy"  # league snapshots play their best-scored play
 STORE_SLACK = 16  # decisions per seat carried beyond num_steps per slot (waiting for their return)

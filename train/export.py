@@ -1,19 +1,19 @@
 """Turn a finished run's checkpoint into a shipped, policy-only weight file for ``strong``.
 
-    python -m train.export runs/taiwan__ppo__1__1700000000                  # its newest checkpoint
-    python -m train.export runs/<run>/checkpoints/step_000160000000.pt --variant taiwan
-    python -m train.export runs/<run> --out-dir my_weights                  # not into the package
+    python -m bigtwo.train.export runs/taiwan__ppo__1__1700000000                  # its newest checkpoint
+    python -m bigtwo.train.export runs/<run>/checkpoints/step_000160000000.pt --variant taiwan
+    python -m bigtwo.train.export runs/<run> --out-dir my_weights                  # not into the package
 
 The file (``agents/pretrained/<variant>.pt`` by default, or the folder ``BIGTWO_PRETRAINED_DIR``
-names; see ``agents.pretrained``) keeps what playing needs and what tells where it came from:
+names; see ``bigtwo.agents.pretrained``) keeps what playing needs and what tells where it came from:
 the network's weights and constructor arguments, the variant's rules, the run's config, its
-step counters and its ``provenance`` (``train.provenance``: command, seed, steps, training time,
+step counters and its ``provenance`` (``bigtwo.train.provenance``: command, seed, steps, training time,
 code version) with an ``exported`` entry added. The optimizer and every other resume state are
 dropped, so the file is the network's size (about 0.85 MB for the strong config's 256x2 network). It
-is a ``train.checkpoint`` file like any other (``weights_only`` loading, atomic write).
+is a ``bigtwo.train.checkpoint`` file like any other (``weights_only`` loading, atomic write).
 
 ``--variant`` names the variant it ships for (a name or YAML file; default: the one it was
-trained on); its rules must be the training rules (``train.policy_agent.rule_differences``),
+trained on); its rules must be the training rules (``bigtwo.train.policy_agent.rule_differences``),
 else ``ValueError``: ``strong`` would refuse the file anyway. A checkpoint from before
 provenance records gets what it still knows (seed, steps, training time from the run's
 ``final_eval.json`` when there is one) and no sessions.
@@ -28,12 +28,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents import pretrained
-from bigtwo_env.variant import Variant, load_variant
-
-from . import checkpoint as ckpt
-from . import provenance
-from .policy_agent import check_obs_version, checkpoint_variant, rule_differences
+from bigtwo.agents import pretrained
+from bigtwo.env.rules.variant import Variant, load_variant
+from bigtwo.train import checkpoint as ckpt
+from bigtwo.train import provenance
+from bigtwo.train.policy_agent import check_obs_version, checkpoint_variant, rule_differences
 
 
 def find_checkpoint(source: str | Path) -> Path:
@@ -91,7 +90,7 @@ def policy_only(payload: dict[str, Any], source: Path, variant: Variant) -> dict
 def export_policy(source: str | Path, variant: Variant | str | None = None, out_dir: str | Path | None = None) -> Path:
     """Write the policy-only file of ``source`` (a run folder or a checkpoint) for ``variant``
     (default: the training variant) as ``OUT_DIR/<variant name>.pt`` (default folder:
-    ``agents.pretrained.pretrained_dir()``); returns its path."""
+    ``bigtwo.agents.pretrained.pretrained_dir()``); returns its path."""
     path = find_checkpoint(source)
     payload = ckpt.load(path)
     var = checkpoint_variant(payload) if variant is None else load_variant(variant)
@@ -103,7 +102,7 @@ def export_policy(source: str | Path, variant: Variant | str | None = None, out_
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m train.export",
+        prog="python -m bigtwo.train.export",
         description="Write a run's checkpoint as a policy-only weight file for the 'strong' agent.",
     )
     parser.add_argument("source", metavar="RUN_DIR_OR_CKPT", help="a run folder (its newest checkpoint) or a .pt file")
@@ -117,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         written = export_policy(args.source, args.variant, args.out_dir)
     except ValueError as exc:
-        print(f"python -m train.export: error: {exc}", file=sys.stderr)
+        print(f"python -m bigtwo.train.export: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {written} ({written.stat().st_size / 1e6:.2f} MB)")
     for line in pretrained.describe_provenance(ckpt.load(written).get("provenance")):

@@ -20,9 +20,9 @@ the checkpoint already holds the warm-started weights. The teacher's decisions c
 ``imitation/*`` and prints one line with the decisions, the accuracy and the seconds.
 
 >>> import torch
->>> from bigtwo_env import load_variant
->>> from train.config import TrainConfig
->>> from train.rollout import make_scorer
+>>> from bigtwo.env import load_variant
+>>> from bigtwo.train.config import TrainConfig
+>>> from bigtwo.train.rollout import make_scorer
 >>> cfg = TrainConfig(num_envs=32, imitate="greedy", imitate_decisions=600, imitate_epochs=2, minibatch_size=256)
 >>> variant = load_variant("taiwan")
 >>> net = make_scorer(cfg, variant)
@@ -42,14 +42,13 @@ import time
 import numpy as np
 import torch
 
-from agents import make_agent
-from bigtwo_env.variant import Variant
-
-from .config import TrainConfig
-from .decisions import Decisions, mc_returns
-from .dmc import played_advice
-from .networks import ActionScorer, legal_mask, masked_log_softmax
-from .rollout import RolloutWorker
+from bigtwo.agents import make_agent
+from bigtwo.env.rules.variant import Variant
+from bigtwo.train.config import TrainConfig
+from bigtwo.train.decisions import Decisions, mc_returns
+from bigtwo.train.dmc import played_advice
+from bigtwo.train.networks import ActionScorer, legal_mask, masked_log_softmax
+from bigtwo.train.rollout import RolloutWorker
 
 
 def teacher_decisions(cfg: TrainConfig, variant: Variant, scale: float, seed: int) -> Decisions:

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from agents import make_agent
-from agents.base import Agent
-from bigtwo_env.variant import Variant
+from bigtwo.agents import make_agent
+from bigtwo.agents.base import Agent
+from bigtwo.env.rules.variant import Variant
 
 SELF = 0
 
@@ -111,7 +111,7 @@ class League:
 
     def _snapshot_agent(self, path: str, payload: dict | None, seed: int | None) -> Agent:
         """The agent of a snapshot: from its ``payload`` when given, else read from ``root / path``."""
-        from .policy_agent import load_policy_agent, policy_agent_from_payload
+        from bigtwo.train.policy_agent import load_policy_agent, policy_agent_from_payload
 
         if payload is None:
             return load_policy_agent(

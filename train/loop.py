@@ -1,19 +1,19 @@
 """The self-play loop every trainer shares; a trainer adds how it picks plays and how it learns.
 
-``train.ppo`` and ``train.dmc`` differ in three things only: how the learner picks a play from
+``bigtwo.train.ppo`` and ``bigtwo.train.dmc`` differ in three things only: how the learner picks a play from
 the scores of its legal plays (``Acting``), the targets of its decisions (``targets``) and what
-an update does with them (``update``). The rest is here and in ``train.rollout``:
+an update does with them (``update``). The rest is here and in ``bigtwo.train.rollout``:
 
-- ``SelfPlay`` set-up: the variant, the run folder (``train.run.Run``: TensorBoard, seeds,
+- ``SelfPlay`` set-up: the variant, the run folder (``bigtwo.train.run.Run``: TensorBoard, seeds,
   threads), the ``ActionScorer`` and Adam (the learner), and the rollouts that feed it, built
-  from a ``train.rollout.RolloutSetup`` (what they need of the run, not the loop): one
-  ``RolloutWorker`` in this process (``train.rollout.LocalRollouts``, what ``bigtwo train``
-  runs) or Ray actors that each own one (``train.ray.actors.RayRollouts``, ``bigtwo train --ray``);
+  from a ``bigtwo.train.rollout.RolloutSetup`` (what they need of the run, not the loop): one
+  ``RolloutWorker`` in this process (``bigtwo.train.rollout.LocalRollouts``, what ``bigtwo train``
+  runs) or Ray actors that each own one (``bigtwo.train.ray.actors.RayRollouts``, ``bigtwo train --ray``);
 - ``start()``: resume from the run's newest checkpoint when there is one (network, optimizer,
   the rollouts' matches, stores and leagues, random generators), start the progress bar;
 - ``next_update()``: count an update and set its learning rate (annealed linearly to 0 over
   ``total_timesteps`` when ``anneal_lr``);
-- ``rollout()``: the rollouts' batches of finished decisions (``train.rollout.Batch``), joined;
+- ``rollout()``: the rollouts' batches of finished decisions (``bigtwo.train.rollout.Batch``), joined;
 - ``learn(batch)``: the algorithm's update on them. With ``overlap`` the next rollout plays
   meanwhile (the update in a second thread, on the learner's network; the rollout acts with a
   copy holding the weights from before the update, refreshed after it), so the next ``rollout()``
@@ -25,8 +25,8 @@ an update does with them (``update``). The rest is here and in ``train.rollout``
 
 Before anything is created, the agents the config names (``eval_opponents``, ``baselines``) are
 built once (``check_agents``), so a misspelt name fails at once, not after hours of training;
-the run folder's own checks (device, resume) follow in ``train.run.Run``. A SIGTERM or SIGINT
-(``train.signals``) ends the loop after the update under way: the final checkpoint is written
+the run folder's own checks (device, resume) follow in ``bigtwo.train.run.Run``. A SIGTERM or SIGINT
+(``bigtwo.train.signals``) ends the loop after the update under way: the final checkpoint is written
 and the evaluations still to come are skipped.
 
 ``train`` is the loop itself, the same for both algorithms and for local and Ray rollouts::
@@ -54,17 +54,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents import make_agent
-from bigtwo_env.variant import load_variant
-
-from . import signals
-from .checkpoint import load_rng_state, rng_state
-from .config import TrainConfig
-from .decisions import Decisions
-from .episodes import Episodes
-from .policy_agent import PolicyAgent
-from .rollout import Batch, LocalRollouts, RolloutSetup, RolloutsFactory, make_scorer, trainer_module
-from .run import Run, final_report
+from bigtwo.agents import make_agent
+from bigtwo.env.rules.variant import load_variant
+from bigtwo.train import signals
+from bigtwo.train.checkpoint import load_rng_state, rng_state
+from bigtwo.train.config import TrainConfig
+from bigtwo.train.decisions import Decisions
+from bigtwo.train.episodes import Episodes
+from bigtwo.train.policy_agent import PolicyAgent
+from bigtwo.train.rollout import Batch, LocalRollouts, RolloutSetup, RolloutsFactory, make_scorer, trainer_module
+from bigtwo.train.run import Run, final_report
 
 
 @dataclass
@@ -78,13 +77,13 @@ class RunResult:
     steps_per_second: float
     evaluations: dict = field(default_factory=dict)
     stopped_by: str | None = None
-    """``SIGTERM`` or ``SIGINT`` when a signal ended the run early (``train.signals``), else ``None``."""
+    """``SIGTERM`` or ``SIGINT`` when a signal ended the run early (``bigtwo.train.signals``), else ``None``."""
     actors: int = 1
     """Rollout workers at the end (1 in this process; the Ray actors with ``--ray``)."""
     replaced_actors: int = 0
-    """Ray actors that died and were replaced during the run (``train.ray.actors``)."""
+    """Ray actors that died and were replaced during the run (``bigtwo.train.ray.actors``)."""
     rejected_batches: int = 0
-    """Batches the learner refused: repeated, from a replaced actor, or of old weights (``train.ray.gate``)."""
+    """Batches the learner refused: repeated, from a replaced actor, or of old weights (``bigtwo.train.ray.gate``)."""
 
 
 def check_agents(cfg: TrainConfig, variant) -> None:
@@ -109,7 +108,7 @@ class SelfPlay:
     """Set-up, resume, rollouts, schedules and the end of a self-play run; see the module docstring.
 
     ``rollouts`` builds the rollouts from a ``RolloutSetup`` (the learner's network, run folder
-    and device are set up by then): ``LocalRollouts`` or a ``train.ray.actors.RayRollouts`` maker."""
+    and device are set up by then): ``LocalRollouts`` or a ``bigtwo.train.ray.actors.RayRollouts`` maker."""
 
     def __init__(self, cfg: TrainConfig, rollouts: RolloutsFactory = LocalRollouts) -> None:
         self.cfg, self.algo_name = cfg, cfg.algo
@@ -161,9 +160,9 @@ class SelfPlay:
         self._sync_acting()
 
     def imitate(self) -> None:
-        """The warm start (``train.imitation``): the network learns ``cfg.imitate``'s plays first;
+        """The warm start (``bigtwo.train.imitation``): the network learns ``cfg.imitate``'s plays first;
         logged at step 0 and said in one line."""
-        from .imitation import warm_start
+        from bigtwo.train.imitation import warm_start
 
         scalars = warm_start(self.net, self.cfg, self.variant, self.scale, self.device)
         self.run.log(scalars, 0)
@@ -357,7 +356,7 @@ def train(cfg: TrainConfig, rollouts: RolloutsFactory = LocalRollouts) -> RunRes
             loop.next_update()
             # 1. rollout: num_steps vector steps per worker, the learner's finished decisions with their targets
             batch, rollout_seconds = loop.rollout()
-            # 2. the update: PPO epochs (train.ppo) or Q regression (train.dmc); with overlap, the
+            # 2. the update: PPO epochs (bigtwo.train.ppo) or Q regression (bigtwo.train.dmc); with overlap, the
             #    next rollout plays meanwhile
             scalars, update_seconds = loop.learn(batch)
             # 3. logs, then snapshots, evaluation and checkpoints when due
@@ -368,18 +367,17 @@ def train(cfg: TrainConfig, rollouts: RolloutsFactory = LocalRollouts) -> RunRes
 
 
 def run_training(cfg: TrainConfig, ray: str | None = None) -> RunResult:
-    """Run the trainer ``cfg.algo`` names (``train.ppo`` or ``train.dmc``); returns its ``RunResult``.
+    """Run the trainer ``cfg.algo`` names (``bigtwo.train.ppo`` or ``bigtwo.train.dmc``); returns its ``RunResult``.
     ``ray``: ``None`` trains in this process; ``local``, ``auto`` or a cluster address trains with
-    ``cfg.ray_actors`` rollout actors on that Ray cluster (``train.ray.actors``; needs the ``ray``
-    extra). A SIGTERM or SIGINT meanwhile ends it early with a final checkpoint (``train.signals``).
+    ``cfg.ray_actors`` rollout actors on that Ray cluster (``bigtwo.train.ray.actors``; needs the ``ray``
+    extra). A SIGTERM or SIGINT meanwhile ends it early with a final checkpoint (``bigtwo.train.signals``).
 
     This is what ``bigtwo train [--ray ADDRESS]`` runs once the config is read (``train.load_config``)."""
     with signals.stop_requests():
         if ray is None:
             return train(cfg)
-        from arena.cluster import connect
-
-        from .ray.actors import RayRollouts
+        from bigtwo.arena.cluster import connect
+        from bigtwo.train.ray.actors import RayRollouts
 
         with connect(ray):
             return train(cfg, lambda setup: RayRollouts(setup, address=ray))

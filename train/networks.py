@@ -31,7 +31,7 @@ So the dense head alone would cost ~60x the whole legal-only network per batch, 
 at the default's ~30k environment steps/s would be out of reach.
 
 >>> import numpy as np, torch
->>> from bigtwo_env import load_variant
+>>> from bigtwo.env import load_variant
 >>> net = ActionScorer(402, action_features(load_variant("taiwan")))
 >>> legal = torch.tensor([[0, 5, 9], [7, 0, 0]]); counts = torch.tensor([3, 1])
 >>> scores, value = net(torch.zeros(2, 402), legal, counts)
@@ -47,13 +47,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from bigtwo_env.actions import action_table
-from bigtwo_env.observation import NUM_KINDS
-from bigtwo_env.variant import Variant
-
-from .advice import Adviser, make_adviser
-from .config import PRECISIONS
-from .pair_scores import PairScores, distinct_plays
+from bigtwo.env.engine.observation import NUM_KINDS
+from bigtwo.env.rules.actions import action_table
+from bigtwo.env.rules.variant import Variant
+from bigtwo.train.advice import Adviser, make_adviser
+from bigtwo.train.config import PRECISIONS
+from bigtwo.train.pair_scores import PairScores, distinct_plays
 
 ACTION_FEATURES = 52 + NUM_KINDS + 2
 
@@ -218,7 +217,7 @@ class ActionScorer(nn.Module):
         return scores, value
 
     def fused_pairs(self, obs: torch.Tensor) -> bool:
-        """Whether this pass scores the pairs with ``train.pair_scores`` (CPU, float32, one pair
+        """Whether this pass scores the pairs with ``bigtwo.train.pair_scores`` (CPU, float32, one pair
         layer) rather than torch ops (the same scores up to float32 rounding)."""
         return obs.device.type == "cpu" and not len(self.pair) and not torch.is_autocast_enabled("cpu")
 
@@ -238,7 +237,7 @@ class ActionScorer(nn.Module):
         )  # fmt: skip
 
     def advise(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray | None:
-        """The adviser's choice per row (a slot of its legal list; ``train.advice``), or ``None``
+        """The adviser's choice per row (a slot of its legal list; ``bigtwo.train.advice``), or ``None``
         for a network without advice."""
         if not self.advice_size:
             return None

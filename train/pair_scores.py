@@ -1,6 +1,6 @@
 """The scorer's pair layer in one pass: every legal play's score without an ``(M, pair)`` tensor.
 
-``ActionScorer`` scores each legal (state, play) pair (``train.networks``)::
+``ActionScorer`` scores each legal (state, play) pair (``bigtwo.train.networks``)::
 
     h     = relu(S[row] + A[play] + advised * w_flag)      S = state_proj(state)   (B, pair)
     score = w . h + bias                                   A = play features' projection
@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from bigtwo_env.jit import njit
+from bigtwo.env.engine.jit import njit
 
 
 @njit(nogil=True)

@@ -3,16 +3,16 @@
 ``load_policy_agent(path, variant, seed)`` reads any checkpoint this package writes (a run's
 ``checkpoints/step_*.pt``, its ``league/snapshot_*.pt``) and returns a ``PolicyAgent``;
 the package declares it as the loader of ``.pt`` and ``.pth`` files (entry points of the group
-``bigtwo.agent_loaders``, read by ``agents.registry``), so ``agents.make_agent``, ``bigtwo tournament``
+``bigtwo.agent_loaders``, read by ``bigtwo.agents.registry``), so ``agents.make_agent``, ``bigtwo tournament``
 and ``bigtwo play --opponents runs/<run>/checkpoints/step_....pt`` accept trained agents.
 
-The network scores plays from their features (``train.networks``), not from fixed output
+The network scores plays from their features (``bigtwo.train.networks``), not from fixed output
 slots, so an agent can play any variant with the same number of players (the observation size
 depends only on that); a variant with other play rules than the training one is allowed, but
 the agent has never seen it. ``same_rules=True`` refuses such a variant instead (``ValueError``
 naming the fields that differ, from ``rule_differences``): the shipped ``strong`` agents
-(``agents.pretrained``) load that way. The agent's ``provenance`` is the checkpoint's record of
-what made it (``train.provenance``; ``None`` for a checkpoint from before provenance records).
+(``bigtwo.agents.pretrained``) load that way. The agent's ``provenance`` is the checkpoint's record of
+what made it (``bigtwo.train.provenance``; ``None`` for a checkpoint from before provenance records).
 
 Modes: ``greedy`` plays the best-scored legal play (the default, for evaluation); ``sample``
 draws from the softmax over the legal plays (PPO's policy as trained; the league's snapshots).
@@ -29,12 +29,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import Agent
-from bigtwo_env.observation import OBS_VERSION, obs_size
-from bigtwo_env.variant import DEFAULT_VARIANT, Variant, load_variant
-
-from . import checkpoint as ckpt
-from .networks import ActionScorer, build_network
+from bigtwo.agents.base import Agent
+from bigtwo.env.engine.observation import OBS_VERSION, obs_size
+from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, load_variant
+from bigtwo.train import checkpoint as ckpt
+from bigtwo.train.networks import ActionScorer, build_network
 
 MODES = ("greedy", "sample")
 NOT_RULES = ("name", "description", "direction", "straights_preset")  # naming, and seat labels when shown
@@ -140,7 +139,7 @@ def check_obs_version(payload: dict, who: str, remedy: str = "retrain it (`bigtw
     >>> check_obs_version({"obs_version": 0}, "old.pt")
     Traceback (most recent call last):
     ...
-    ValueError: old.pt: trained on observation version 0, but this bigtwo observes version 1 (see bigtwo_env.observation's version history), which its network cannot read; retrain it (`bigtwo train`)
+    ValueError: old.pt: trained on observation version 0, but this bigtwo observes version 1 (see bigtwo.env.engine.observation's version history), which its network cannot read; retrain it (`bigtwo train`)
     """
     version = payload.get("obs_version")
     if version == OBS_VERSION:
@@ -148,7 +147,7 @@ def check_obs_version(payload: dict, who: str, remedy: str = "retrain it (`bigtw
     seen = "version 0 (no version recorded: from before versions)" if version is None else f"version {version}"
     raise ValueError(
         f"{who}: trained on observation {seen}, but this bigtwo observes version {OBS_VERSION} "
-        f"(see bigtwo_env.observation's version history), which its network cannot read; {remedy}"
+        f"(see bigtwo.env.engine.observation's version history), which its network cannot read; {remedy}"
     )
 
 

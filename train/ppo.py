@@ -3,13 +3,13 @@
 Reads top to bottom, CleanRL style: how a play is picked (``Acting``), the advantages along each
 seat's decisions (``targets``, run where the rollout ran) and the PPO epochs (``update``). What
 every trainer shares (set-up, resume, the rollout, snapshots, evaluations, checkpoints, the final
-evaluation) is ``train.loop``, and the rollout itself ``train.rollout.RolloutWorker``: the same
+evaluation) is ``bigtwo.train.loop``, and the rollout itself ``bigtwo.train.rollout.RolloutWorker``: the same
 three functions run in ``bigtwo train`` and, spread over Ray actors, in ``bigtwo train --ray``.
 
 - **Acting.** Each step, every slot's seat to act is either the learner (all seats in self-play
   slots; the learner's one seat against league opponents) or an opponent agent. The learner's
   rows go through the network in one batch: it scores only their legal plays
-  (``train.networks``), the padding is ``-inf`` before the softmax, and a play is sampled.
+  (``bigtwo.train.networks``), the padding is ``-inf`` before the softmax, and a play is sampled.
 - **Trajectories.** ``DecisionStore`` links each decision to the same seat's next decision in
   the same slot, and credits every seat the payoff it receives when its game ends (on whatever
   step that is). GAE runs along these per-seat chains: a decision's next value is its seat's
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .config import TrainConfig
-from .decisions import Decisions, DecisionStore, gae
-from .networks import ActionScorer, legal_mask, masked_log_softmax
+from bigtwo.train.config import TrainConfig
+from bigtwo.train.decisions import Decisions, DecisionStore, gae
+from bigtwo.train.networks import ActionScorer, legal_mask, masked_log_softmax
 
 SNAPSHOT_MODE = "sample"  # league snapshots sample from their policy, as the learner does
 STORE_SLACK = 1  # decisions per seat carried beyond num_steps per slot

@@ -1,7 +1,7 @@
 """Where a trained network came from: the command, seed, steps, training time and code version.
 
-Every checkpoint a run writes (``train.checkpoint``) carries a ``provenance`` dict, kept by
-``train.export`` in the policy-only files the package ships (``agents.pretrained``):
+Every checkpoint a run writes (``bigtwo.train.checkpoint``) carries a ``provenance`` dict, kept by
+``bigtwo.train.export`` in the policy-only files the package ships (``bigtwo.agents.pretrained``):
 
 | key | what |
 |---|---|
@@ -9,9 +9,9 @@ Every checkpoint a run writes (``train.checkpoint``) carries a ``provenance`` di
 | ``steps`` | environment steps trained when the checkpoint was written |
 | ``train_seconds`` | wall time of the run's sessions up to then (all sessions of a resumed run together) |
 | ``sessions`` | one entry per session (the first, then each resume), oldest first: ``code_version()`` plus ``command`` (the process's command line: its program's file name, then its arguments) and ``started`` (UTC, ISO 8601) |
-| ``exported`` | added by ``train.export``: ``source`` (the checkpoint it came from), ``time``, and the exporting code's version |
+| ``exported`` | added by ``bigtwo.train.export``: ``source`` (the checkpoint it came from), ``time``, and the exporting code's version |
 
-``code_version()`` is ``{"version": bigtwo_env.__version__, "git_commit": ..., "git_dirty": ...,
+``code_version()`` is ``{"version": bigtwo.env.__version__, "git_commit": ..., "git_dirty": ...,
 "torch": torch.__version__}``; the commit is ``None`` (and ``git_dirty`` too) when the code does
 not run from a git checkout, e.g. an installed wheel.
 
@@ -22,7 +22,7 @@ not run from a git checkout, e.g. an installed wheel.
 >>> at(start("ppo", 7, p), steps=8192, seconds=10.0)["train_seconds"]  # a resumed run adds its sessions
 22.5
 
-``agents.pretrained.describe_provenance`` turns the dict into lines for people.
+``bigtwo.agents.pretrained.describe_provenance`` turns the dict into lines for people.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import bigtwo_env
+import bigtwo.env
 
-SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the checkout (or site-packages) holding bigtwo_env, train
+SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the checkout (or site-packages/bigtwo) this code runs from
 
 
 def now() -> str:
@@ -62,7 +62,7 @@ def code_version() -> dict[str, Any]:
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
     return {
-        "version": bigtwo_env.__version__,
+        "version": bigtwo.env.__version__,
         "git_commit": commit,
         "git_dirty": None if status is None else bool(status),
         "torch": str(torch.__version__),

@@ -1,26 +1,26 @@
 """Rollouts: a batch of engine matches played by the policy and its league, the learner's finished
 decisions handed out with their training targets; and what builds them.
 
-The learner (``train.loop.SelfPlay``) tells its rollouts what they need of the run in one small
+The learner (``bigtwo.train.loop.SelfPlay``) tells its rollouts what they need of the run in one small
 ``RolloutSetup`` (config, variant, its network, device, reward scale, run folder and id, where
 to print), and takes its batches through the ``Rollouts`` protocol. Two implement it:
 ``LocalRollouts`` (one ``RolloutWorker`` in this process, sharing the learner's network: what
-``bigtwo train`` runs) and ``train.ray.actors.RayRollouts`` (a ``RolloutWorker`` inside each Ray
+``bigtwo train`` runs) and ``bigtwo.train.ray.actors.RayRollouts`` (a ``RolloutWorker`` inside each Ray
 actor, with a copy of the network that the learner's weights overwrite before each rollout:
 ``bigtwo train --ray``). Both are built from a ``RolloutSetup``, so neither knows the loop.
 
 The factories both sides share live here too: ``trainer_module`` (the module of an ``algo``:
-``train.ppo`` or ``train.dmc``) and ``make_scorer`` (the ``ActionScorer`` a config describes).
+``bigtwo.train.ppo`` or ``bigtwo.train.dmc``) and ``make_scorer`` (the ``ActionScorer`` a config describes).
 
 ``RolloutWorker`` is the one rollout of every trainer. A worker owns:
 
 - a ``VectorEnv`` of ``num_envs`` matches (``copy=False``: each step's arrays are read, or copied
   into the store, before the next step);
-- the league of those matches (``train.league``): past snapshots and baseline agents play
+- the league of those matches (``bigtwo.train.league``): past snapshots and baseline agents play
   their rows inside the worker;
 - the ``DecisionStore`` of the learner's decisions, with the unfinished ones carried from one
-  rollout to the next, and the episode bookkeeping (``train.episodes``);
-- the algorithm's acting (``Acting`` of ``train.ppo`` or ``train.dmc``: how a play is picked
+  rollout to the next, and the episode bookkeeping (``bigtwo.train.episodes``);
+- the algorithm's acting (``Acting`` of ``bigtwo.train.ppo`` or ``bigtwo.train.dmc``: how a play is picked
   from the scores, with its own random generator).
 
 ``play(choose)`` is ``num_steps`` vector steps: the learner's rows with more than one legal play
@@ -36,7 +36,7 @@ the rest carried. ``state_dict`` / ``load_state_dict`` are the worker's part of 
 resume state (matches, store, league, random generators, per-slot game lengths).
 
 >>> trainer_module("dmc").__name__, trainer_module("dmc").SCORE_STD
-('train.dmc', 1.0)
+('bigtwo.train.dmc', 1.0)
 >>> trainer_module("a2c")
 Traceback (most recent call last):
 ...
@@ -56,17 +56,16 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from bigtwo_env.observation import obs_size
-from bigtwo_env.variant import Variant
-from bigtwo_env.vector import VectorEnv
-
-from .advice import make_adviser
-from .checkpoint import env_state, load_env_state, load_rng_state, rng_state, tensors_to_arrays
-from .config import ALGOS, TrainConfig
-from .decisions import Decisions, DecisionStore
-from .episodes import Episodes
-from .league import League
-from .networks import ActionScorer, action_features
+from bigtwo.env.engine.observation import obs_size
+from bigtwo.env.envs.vector import VectorEnv
+from bigtwo.env.rules.variant import Variant
+from bigtwo.train.advice import make_adviser
+from bigtwo.train.checkpoint import env_state, load_env_state, load_rng_state, rng_state, tensors_to_arrays
+from bigtwo.train.config import ALGOS, TrainConfig
+from bigtwo.train.decisions import Decisions, DecisionStore
+from bigtwo.train.episodes import Episodes
+from bigtwo.train.league import League
+from bigtwo.train.networks import ActionScorer, action_features
 
 # (obs, legal ids, legal counts, the adviser's slots or None) of the learner's deciding rows
 #   -> (pick, log-probability, value)
@@ -74,7 +73,7 @@ Choose = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], tuple
 
 
 def trainer_module(algo: str) -> ModuleType:
-    """The trainer module of ``algo`` (``train.ppo`` or ``train.dmc``): its ``Acting``,
+    """The trainer module of ``algo`` (``bigtwo.train.ppo`` or ``bigtwo.train.dmc``): its ``Acting``,
     ``targets``, ``update`` and settings (``SNAPSHOT_MODE``, ``STORE_SLACK``, ``SCORE_STD``)."""
     if algo not in ALGOS:
         raise ValueError(f"unknown algo {algo!r}; allowed: {', '.join(ALGOS)}")
@@ -130,7 +129,7 @@ class Batch:
     seconds: float
     """Wall time of the rollout, targets included."""
     actor: str = "local"
-    """The actor that played it (``train.ray.gate``: a learner takes each actor's batches once, in order)."""
+    """The actor that played it (``bigtwo.train.ray.gate``: a learner takes each actor's batches once, in order)."""
     seq: int = 0
     """The actor's rollout number: 1, 2, ... (0 for the trainer's own worker)."""
     version: int = 0
@@ -259,7 +258,7 @@ class RolloutWorker:
 
 @dataclass(frozen=True)
 class RolloutSetup:
-    """What rollouts need of a run, handed to them by the learner (``train.loop.SelfPlay``)."""
+    """What rollouts need of a run, handed to them by the learner (``bigtwo.train.loop.SelfPlay``)."""
 
     cfg: TrainConfig
     variant: Variant
@@ -278,7 +277,7 @@ class RolloutSetup:
 
 
 class Rollouts(Protocol):
-    """Where the learner's batches come from: ``LocalRollouts`` or ``train.ray.actors.RayRollouts``."""
+    """Where the learner's batches come from: ``LocalRollouts`` or ``bigtwo.train.ray.actors.RayRollouts``."""
 
     resume_flags: str
     """What ``bigtwo train --resume RUN_DIR`` needs besides to resume the run (``--ray ADDRESS``)."""
@@ -307,7 +306,7 @@ class Rollouts(Protocol):
 
 
 RolloutsFactory = Callable[[RolloutSetup], Rollouts]
-"""What ``train.loop.train`` builds its rollouts with: ``LocalRollouts``, or a ``RayRollouts`` maker."""
+"""What ``bigtwo.train.loop.train`` builds its rollouts with: ``LocalRollouts``, or a ``RayRollouts`` maker."""
 
 
 class LocalRollouts:

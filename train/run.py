@@ -7,19 +7,19 @@ A run lives in ``runs/<run_name>/`` (``run_name`` defaults to ``variant__algo__s
 | ``config.yaml`` | the full config of the run |
 | ``run_id`` | the run's id, which its checkpoints and snapshots carry (a checkpoint of another run is never resumed) |
 | ``events.out.tfevents.*`` | TensorBoard scalars (``tensorboard --logdir runs``) |
-| ``checkpoints/step_<N>.pt`` | resumable checkpoints (see ``train.checkpoint``), the newest ``keep_checkpoints`` |
+| ``checkpoints/step_<N>.pt`` | resumable checkpoints (see ``bigtwo.train.checkpoint``), the newest ``keep_checkpoints`` |
 | ``checkpoints/step_<N>.pt.rejected`` | a checkpoint a resume skipped (damaged, or another run's), kept for a look |
 | ``league/snapshot_<N>.pt`` | past policies the league plays against (and those a kept checkpoint's league needs) |
 | ``final_eval.json`` | the final evaluation |
 
 ``Run`` sets the run up (device, torch threads and determinism, the seed, the folder; it refuses
-a folder that holds a run with another config, see ``train.checkpoint.check_resumable``), logs
+a folder that holds a run with another config, see ``bigtwo.train.checkpoint.check_resumable``), logs
 scalars, drives the progress bar, writes checkpoints and league snapshots into the folder, and
 runs the periodic evaluations; ``final_report`` evaluates the final agent and prints where the
 run's files are.
 
 Resuming trusts no file: the run continues from its newest checkpoint that is intact and its own
-(``train.checkpoint.find_resumable``); each newer one is renamed ``*.rejected`` and named on
+(``bigtwo.train.checkpoint.find_resumable``); each newer one is renamed ``*.rejected`` and named on
 stderr with the reason (corrupt, another algo's, another run's). Temporary files of writes that a
 kill interrupted are removed, and after each checkpoint the league snapshots that neither the
 league nor any kept checkpoint needs are deleted. Everything that can be checked (the device
@@ -38,13 +38,12 @@ from typing import Any
 
 import torch
 
-from arena.evaluate import Evaluation, evaluate, format_table
-
-from . import checkpoint as ckpt
-from . import provenance
-from .config import TrainConfig, to_yaml
-from .networks import ActionScorer
-from .policy_agent import check_obs_version
+from bigtwo.arena.evaluate import Evaluation, evaluate, format_table
+from bigtwo.train import checkpoint as ckpt
+from bigtwo.train import provenance
+from bigtwo.train.config import TrainConfig, to_yaml
+from bigtwo.train.networks import ActionScorer
+from bigtwo.train.policy_agent import check_obs_version
 
 _SNAPSHOT_FILE = re.compile(r"^snapshot_(\d+)\.pt$")
 

@@ -1,6 +1,6 @@
 """Stopping a training run from outside: SIGTERM and SIGINT (Ctrl-C) end it with a checkpoint.
 
-While ``stop_requests()`` is active (``train.loop.run_training`` runs every trainer inside it),
+While ``stop_requests()`` is active (``bigtwo.train.loop.run_training`` runs every trainer inside it),
 the first SIGTERM or SIGINT does not kill the process: it is recorded, the trainer finishes the
 update it is in, writes a final checkpoint, skips the evaluations still to come and returns
 (``RunResult.stopped_by``); ``bigtwo train`` then exits with ``128 + the signal number`` (143 for

@@ -1,7 +1,7 @@
 """A rule-based agent: plan the hand into few plays, shed weak cards in combinations, keep
 control cards to take the lead back, and press a player who is about to go out.
 
-How it decides (one compiled kernel per batch, also used by ``agents.search`` for rollouts):
+How it decides (one compiled kernel per batch, also used by ``bigtwo.agents.search`` for rollouts):
 
 * **Control.** A play's control (0..1) is how unlikely the unseen cards are to beat it: for
   singles, pairs and triples it counts the higher ones still unseen (scaled by the share of the
@@ -43,7 +43,7 @@ and 4 players.
 | ``agent`` | ``HeuristicAgent``, and the batch kernel over observations (``act_obs``, ``read_obs``) |
 
 >>> import numpy as np
->>> from bigtwo_env.engine import Engine
+>>> from bigtwo.env.engine.engine import Engine
 >>> eng = Engine("taiwan", num_games=4, seed=1)
 >>> agent = HeuristicAgent(eng.variant)
 >>> ids, n = eng.legal_actions()
@@ -54,11 +54,11 @@ True
 
 from __future__ import annotations
 
-from .agent import Context, HeuristicAgent, act_obs, read_obs
-from .control import Lookups, make_lookups, play_control
-from .decision import BIG, NEG, Position, decide
-from .planner import Work, new_work, plan_cost
-from .weights import (
+from bigtwo.agents.heuristic.agent import Context, HeuristicAgent, act_obs, read_obs
+from bigtwo.agents.heuristic.control import Lookups, make_lookups, play_control
+from bigtwo.agents.heuristic.decision import BIG, NEG, Position, decide
+from bigtwo.agents.heuristic.planner import Work, new_work, plan_cost
+from bigtwo.agents.heuristic.weights import (
     DEFAULT_WEIGHTS,
     MIX,
     NAMES,

@@ -10,22 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from bigtwo_env.actions import ActionTable
-from bigtwo_env.engine import make_rules
-from bigtwo_env.jit import njit
-from bigtwo_env.kernels import IP_CPP, IP_PLAYERS, U0, U1, lookup
-from bigtwo_env.observation import FULL, Part, part_start
-from bigtwo_env.variant import Variant
-
-from ..base import Agent
-from .control import make_lookups
-from .decision import Position, decide
-from .planner import new_work
-from .weights import weight_set
+from bigtwo.agents.base import Agent
+from bigtwo.agents.heuristic.control import make_lookups
+from bigtwo.agents.heuristic.decision import Position, decide
+from bigtwo.agents.heuristic.planner import new_work
+from bigtwo.agents.heuristic.weights import weight_set
+from bigtwo.env.engine.engine import make_rules
+from bigtwo.env.engine.jit import njit
+from bigtwo.env.engine.kernels import IP_CPP, IP_PLAYERS, U0, U1, lookup
+from bigtwo.env.engine.observation import FULL, Part, part_start
+from bigtwo.env.rules.actions import ActionTable
+from bigtwo.env.rules.variant import Variant
 
 
 class Context:
-    """What the kernels read for one agent: the variant's ``rules`` (``bigtwo_env.kernels.Rules``),
+    """What the kernels read for one agent: the variant's ``rules`` (``bigtwo.env.engine.kernels.Rules``),
     the heuristic's ``lookups`` (``control.Lookups``) and its ``weights`` (``NUM_WEIGHTS`` numbers)."""
 
     def __init__(self, variant: Variant, table: ActionTable, weights: np.ndarray | str | None = None) -> None:
@@ -95,10 +94,10 @@ def act_obs(obs, legal, legal_n, rules, lookups, w, full, out, scores):
 
 
 class HeuristicAgent(Agent):
-    """The rule-based planner of ``agents.heuristic``; deterministic (``seed`` is accepted and unused).
+    """The rule-based planner of ``bigtwo.agents.heuristic``; deterministic (``seed`` is accepted and unused).
 
     ``weights``: a name of ``WEIGHT_SETS``, a mapping of weight names to values, or ``NUM_WEIGHTS``
-    numbers replacing ``DEFAULT_WEIGHTS`` (``arena.tune`` finds them)."""
+    numbers replacing ``DEFAULT_WEIGHTS`` (``bigtwo.arena.tune`` finds them)."""
 
     name = "heuristic"
 

@@ -7,8 +7,8 @@ all control when ``Weight.SINGLE_SPAN`` higher cards are unseen (pairs and tripl
 with their spans). Five-card hands (and pair chains) have a fixed control by class and place in
 it (``five_card_control``). A single 2, or three 2s, under ``two_ends_trick`` is full control.
 
->>> from bigtwo_env import load_variant
->>> from bigtwo_env.actions import action_table
+>>> from bigtwo.env import load_variant
+>>> from bigtwo.env.rules.actions import action_table
 >>> variant = load_variant("taiwan")
 >>> table = action_table(variant)
 >>> tables = make_lookups(variant, table)
@@ -23,13 +23,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bigtwo_env.actions import ActionTable
-from bigtwo_env.combos import KIND_INDEX
-from bigtwo_env.jit import njit
-from bigtwo_env.kernels import U1, count4, popcount
-from bigtwo_env.variant import Variant
-
-from .weights import Weight
+from bigtwo.agents.heuristic.weights import Weight
+from bigtwo.env.engine.jit import njit
+from bigtwo.env.engine.kernels import U1, count4, popcount
+from bigtwo.env.rules.actions import ActionTable
+from bigtwo.env.rules.combos import KIND_INDEX
+from bigtwo.env.rules.variant import Variant
 
 
 class Lookups(NamedTuple):

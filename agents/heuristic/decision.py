@@ -3,19 +3,19 @@
 ``decide`` reads a ``Position`` (what the seat to act knows: its hand, the unseen cards, the
 cards left per seat, the table, the last-card duty, the opening card), the legal list, the
 engine's ``Rules``, the heuristic's ``Lookups`` and a set of weights. The agent builds the
-position from an observation (``agents.heuristic.agent.read_obs``); search's rollouts build it
-from the engine state (``agents.search``).
+position from an observation (``bigtwo.agents.heuristic.agent.read_obs``); search's rollouts build it
+from the engine state (``bigtwo.agents.search``).
 
 How leads and answers are scored, and how the last-card duty is obeyed, is the package's
-docstring (``agents.heuristic``): its **Lead**, **Answer** and **Last-card rule**. A play that
+docstring (``bigtwo.agents.heuristic``): its **Lead**, **Answer** and **Last-card rule**. A play that
 ends the game scores ``BIG``; one that breaches the duty, ``BIG`` less; one not considered, ``NEG``.
 
->>> from bigtwo_env import load_variant
->>> from bigtwo_env.actions import action_table
->>> from bigtwo_env.engine import make_rules
->>> from agents.heuristic.control import make_lookups
->>> from agents.heuristic.planner import new_work
->>> from agents.heuristic.weights import DEFAULT_WEIGHTS
+>>> from bigtwo.env import load_variant
+>>> from bigtwo.env.rules.actions import action_table
+>>> from bigtwo.env.engine.engine import make_rules
+>>> from bigtwo.agents.heuristic.control import make_lookups
+>>> from bigtwo.agents.heuristic.planner import new_work
+>>> from bigtwo.agents.heuristic.weights import DEFAULT_WEIGHTS
 >>> variant = load_variant("taiwan")
 >>> table = action_table(variant)
 >>> rules, lookups = make_rules(variant, table), make_lookups(variant, table)
@@ -34,13 +34,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bigtwo_env import kernels
-from bigtwo_env.jit import njit
-from bigtwo_env.kernels import U0, U1, count4, highest_card, lookup, popcount
-
-from .control import play_control, rank_suits
-from .planner import SURE, gen_multi, search_plan
-from .weights import Weight
+from bigtwo.agents.heuristic.control import play_control, rank_suits
+from bigtwo.agents.heuristic.planner import SURE, gen_multi, search_plan
+from bigtwo.agents.heuristic.weights import Weight
+from bigtwo.env.engine import kernels
+from bigtwo.env.engine.jit import njit
+from bigtwo.env.engine.kernels import U0, U1, count4, highest_card, lookup, popcount
 
 NEG = -1.0e9  # the score of a legal play not considered
 BIG = 1.0e6  # the score of a play that ends the game; breaching the last-card duty costs as much

@@ -4,16 +4,16 @@ The hand is partitioned into plays: a set of disjoint five-card hands (and pair 
 the variant has them) chosen by a small exhaustive search over candidates (``gen_multi``: every
 straight window, flushes of low or loose cards, full houses, fours), the rest grouped rank by
 rank into triples, pairs or singles, whichever is cheaper (``search_plan``'s rest cost). A plan
-costs about one per play that is not sure to win its trick: ``1 - control`` per play (``agents.heuristic.control``),
+costs about one per play that is not sure to win its trick: ``1 - control`` per play (``bigtwo.agents.heuristic.control``),
 ``Weight.EPS`` a play, and ``Weight.LOW_SINGLE`` more per low single. Fewer, stronger plays cost
 less. Besides its cost, a plan has a tally of its plays, unsure plays and weak plays (``_tally``),
 which the decision reads.
 
->>> from bigtwo_env import load_variant
->>> from bigtwo_env.actions import action_table
->>> from bigtwo_env.engine import make_rules
->>> from agents.heuristic.control import make_lookups
->>> from agents.heuristic.weights import DEFAULT_WEIGHTS
+>>> from bigtwo.env import load_variant
+>>> from bigtwo.env.rules.actions import action_table
+>>> from bigtwo.env.engine.engine import make_rules
+>>> from bigtwo.agents.heuristic.control import make_lookups
+>>> from bigtwo.agents.heuristic.weights import DEFAULT_WEIGHTS
 >>> variant = load_variant("taiwan")
 >>> table = action_table(variant)
 >>> rules, lookups = make_rules(variant, table), make_lookups(variant, table)
@@ -33,12 +33,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bigtwo_env import kernels
-from bigtwo_env.jit import njit
-from bigtwo_env.kernels import U0, U1, count4, lookup, popcount
-
-from .control import group_control, rank_suits, single_control
-from .weights import Weight
+from bigtwo.agents.heuristic.control import group_control, rank_suits, single_control
+from bigtwo.agents.heuristic.weights import Weight
+from bigtwo.env.engine import kernels
+from bigtwo.env.engine.jit import njit
+from bigtwo.env.engine.kernels import U0, U1, count4, lookup, popcount
 
 MAX_MULTI = 96  # five-card (and six-card) candidates considered by the planner
 MAX_DEPTH = 5  # combinations per plan (26-card hands)
@@ -388,7 +387,7 @@ def plan_cost(hand, unseen, f, rules, lookups, w, work):
     """Least plan cost of ``hand`` over partitions into the candidate combinations and the rest,
     and that plan's tally (``_tally``: its plays, unsure plays and weak plays). ``work``: ``new_work``'s.
     The decision's hot loop calls ``gen_multi`` and ``search_plan`` itself, with the arrays taken
-    out of the tuples once per decision (``agents.heuristic.decision``)."""
+    out of the tuples once per decision (``bigtwo.agents.heuristic.decision``)."""
     multi, mctrl = work.multi, work.multi_ctrl
     m = gen_multi(
         hand, rules.windows, rules.hash_keys, rules.hash_ids, rules.bits, rules.ip[kernels.IP_PAIR_CHAIN],

@@ -5,7 +5,7 @@ member of ``Weight`` is one weight: its place in that array (``w[Weight.TEMPO]``
 and what it does. By name, a weight is its member's name in lower case (``"tempo"``, ``NAMES``),
 and a set can be written as the weights it changes from the defaults
 (``weight_set({"tempo": 20})``): that is how the tuned sets of ``WEIGHT_SETS`` are written, each
-with the ``bigtwo tune`` search (``arena.tune``) that found it.
+with the ``bigtwo tune`` search (``bigtwo.arena.tune``) that found it.
 
 >>> int(Weight.TEMPO), Weight.TEMPO.default, float(DEFAULT_WEIGHTS[Weight.TEMPO])
 (15, 5.0, 5.0)
@@ -92,7 +92,7 @@ WEIGHT_SETS: dict[str, np.ndarray] = {
     "default": DEFAULT_WEIGHTS,
     # bigtwo tune --variant hong-kong --set scoring=collect (3,000 deals, seed 101, 3 rounds), found by
     # a script copy of that search before it was the command; its +8.80 a game in one seat against
-    # three default heuristics replays exactly with arena.tune.payoff_against
+    # three default heuristics replays exactly with bigtwo.arena.tune.payoff_against
     "collect": changed_weights(
         {
             "eps": 0.15,

@@ -1,10 +1,10 @@
 """Trained agents shipped with the package: ``make_agent("strong", variant)``.
 
-The ``strong`` agent is a search (``agents.search.SearchAgent``, ``SEARCH_DEFAULTS``: 200
-rollouts per move) on top of a trained network (``train.policy_agent.PolicyAgent``): the
+The ``strong`` agent is a search (``bigtwo.agents.search.SearchAgent``, ``SEARCH_DEFAULTS``: 200
+rollouts per move) on top of a trained network (``bigtwo.train.policy_agent.PolicyAgent``): the
 network's two best plays join the heuristic's top plays as the search's candidates. Its
 heuristic (candidates and rollouts) plays the weights tuned for the variant's scoring where
-``STRONG_WEIGHTS`` names sets of ``agents.heuristic.WEIGHT_SETS`` for it (``search_weights``: under
+``STRONG_WEIGHTS`` names sets of ``bigtwo.agents.heuristic.WEIGHT_SETS`` for it (``search_weights``: under
 ``collect``, its own seat plays the ``collect`` set and the opponents in its rollouts are modelled
 half as ``default``, half as ``collect``; under ``cards``, its own seat plays the ``cards`` set and
 the opponents are modelled as ``default``); with ``weights`` given, the opponents play those too
@@ -19,7 +19,7 @@ The files:
 
 | what | where |
 |---|---|
-| weights | ``agents/pretrained/<variant name>.pt`` (package data: in the wheel), written by ``python -m train.export`` |
+| weights | ``agents/pretrained/<variant name>.pt`` (package data: in the wheel), written by ``python -m bigtwo.train.export`` |
 | the folder | this package's folder, or the one ``BIGTWO_PRETRAINED_DIR`` names (for your own weights, and the tests) |
 | what made a file | its ``provenance`` (command, seed, steps, training time, code version): ``bigtwo ladder --list`` |
 
@@ -51,11 +51,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bigtwo_env.variant import Variant
+from bigtwo.env.rules.variant import Variant
 
 STRONG = "strong"  # the agent name
-OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (train.policy_agent.load_policy_agent's)
-# ... and with any of these, the network ranks the candidates of a search (agents.search.SearchAgent)
+OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (bigtwo.train.policy_agent.load_policy_agent's)
+# ... and with any of these, the network ranks the candidates of a search (bigtwo.agents.search.SearchAgent)
 SEARCH_OPTIONS = (
     "simulations",
     "seconds",
@@ -80,7 +80,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 # model of the opponents alone lost to searching tables, so it is mixed with the tuned set; under
 # ``cards`` (taiwan) the default model alone beat both heuristics and searchers
 STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+collect"), "cards": ("cards", "default")}
-# the trust (``agents.search``: standard errors a candidate must beat the network's best play by) that
+# the trust (``bigtwo.agents.search``: standard errors a candidate must beat the network's best play by) that
 # ``strong`` plays with the file shipped for a variant, where measured better than the plain search
 # (docs/strong.md, "The networks shipped now"); not with ``network=PATH``, ``trust=...`` or ``schedule=halving``
 SHIPPED_TRUST: dict[str, float] = {"hong-kong": 4.0, "taiwan": 4.0}
@@ -128,16 +128,16 @@ def weights_path(variant: Variant | str) -> Path:
     have = f"variants with weights: {', '.join(shipped)}" if shipped else "none are shipped there yet"
     raise ValueError(
         f"the {STRONG!r} agent has no trained weights for variant {name!r} in {pretrained_dir()}; {have} "
-        f"(export a run's checkpoint with `python -m train.export RUN_DIR --variant {name}`, or play another agent)"
+        f"(export a run's checkpoint with `python -m bigtwo.train.export RUN_DIR --variant {name}`, or play another agent)"
     )
 
 
 def search_weights(variant: Variant) -> dict[str, str]:
     """The heuristic weights ``strong`` searches with unless ``weights`` is given: the sets of
-    ``agents.heuristic.WEIGHT_SETS`` that ``STRONG_WEIGHTS`` names for the variant's scoring (its own
+    ``bigtwo.agents.heuristic.WEIGHT_SETS`` that ``STRONG_WEIGHTS`` names for the variant's scoring (its own
     seat's ``weights``; ``opponent_weights``, the other seats' in the rollouts), else ``default``.
 
-    >>> from bigtwo_env import load_variant
+    >>> from bigtwo.env import load_variant
     >>> search_weights(load_variant("hong-kong", scoring="collect"))
     {'weights': 'collect', 'opponent_weights': 'default+collect'}
     >>> search_weights(load_variant("taiwan"))
@@ -161,7 +161,7 @@ def need_torch() -> None:
 
 
 def describe_provenance(provenance: dict[str, Any] | None) -> list[str]:
-    """Lines that tell a reader where a network came from (``bigtwo ladder --list`` prints them; the keys are ``train.provenance``'s).
+    """Lines that tell a reader where a network came from (``bigtwo ladder --list`` prints them; the keys are ``bigtwo.train.provenance``'s).
 
     >>> describe_provenance(None)
     ['provenance: not recorded']

@@ -2,17 +2,17 @@
 
 One learner (this process: the network, Adam, the run folder, TensorBoard, checkpoints and
 evaluations; on its GPU when ``device: auto`` finds one) is fed by ``ray_actors`` Ray actors. Each
-actor (``RolloutActor``, ``ray_actor_cpus`` CPUs) owns a ``train.rollout.RolloutWorker``: its share
+actor (``RolloutActor``, ``ray_actor_cpus`` CPUs) owns a ``bigtwo.train.rollout.RolloutWorker``: its share
 of the ``num_envs`` matches (split evenly), their league (past snapshots and baseline agents
 play inside the actor), its decision store and a CPU copy of the network. The rollout and the
-update are the very functions ``bigtwo train`` runs (``train.rollout``, ``train.ppo`` /
-``train.dmc``); only where the rollout runs differs.
+update are the very functions ``bigtwo train`` runs (``bigtwo.train.rollout``, ``bigtwo.train.ppo`` /
+``bigtwo.train.dmc``); only where the rollout runs differs.
 
 **An update.** The learner puts its weights in Ray's object store once (the broadcast) and asks
 every actor for one rollout with them; each actor loads the weights, plays ``num_steps`` steps,
 computes its decisions' targets and returns its finished decisions as one ``Batch`` tagged with
 its id, rollout number and the weights version. The learner takes the batches that pass the
-``train.ray.gate.BatchGate`` (each live actor's next batch, of the weights just sent), joins them in
+``bigtwo.train.ray.gate.BatchGate`` (each live actor's next batch, of the weights just sent), joins them in
 actor order and runs the update. Rollouts and updates alternate: ``charts/learner_utilisation``
 is the learner's share of the wall time, ``charts/actors`` the live actors,
 ``charts/sps`` env-steps per second; the progress bar shows all three.
@@ -42,12 +42,11 @@ import ray
 import torch
 from ray.exceptions import RayActorError
 
-from bigtwo_env.variant import load_variant
-
-from .. import checkpoint as ckpt
-from ..config import make_config
-from ..rollout import Batch, RolloutSetup, RolloutWorker, make_scorer
-from .gate import BatchGate
+from bigtwo.env.rules.variant import load_variant
+from bigtwo.train import checkpoint as ckpt
+from bigtwo.train.config import make_config
+from bigtwo.train.ray.gate import BatchGate
+from bigtwo.train.rollout import Batch, RolloutSetup, RolloutWorker, make_scorer
 
 
 def actor_seed(seed: int, slot: int, incarnation: int) -> int:
@@ -128,7 +127,7 @@ class RolloutActor:
 
 
 class RayRollouts:
-    """The rollout actors of a run, their faults and their checkpoint state (``train.rollout.Rollouts``),
+    """The rollout actors of a run, their faults and their checkpoint state (``bigtwo.train.rollout.Rollouts``),
     built from the learner's ``RolloutSetup``."""
 
     def __init__(self, setup: RolloutSetup, address: str = "local") -> None:

@@ -1,6 +1,6 @@
 """Which rollout batches a learner takes: each live actor's batches once, in order, of the weights sent.
 
-Every batch (``train.rollout.Batch``) is tagged by the actor that played it: the actor's id (a
+Every batch (``bigtwo.train.rollout.Batch``) is tagged by the actor that played it: the actor's id (a
 replaced actor gets a new one), its rollout number ``seq`` (1, 2, ... per actor) and the weights
 version it acted with. ``BatchGate.accept`` takes a batch only when
 

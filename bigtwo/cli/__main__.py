@@ -1,0 +1,7 @@
+"""``python -m bigtwo.cli``: the ``bigtwo`` command."""
+
+import sys
+
+from bigtwo.cli import main
+
+sys.exit(main())

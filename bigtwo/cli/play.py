@@ -1,0 +1,108 @@
+"""The ``bigtwo play`` subcommand (see ``bigtwo.agents.play``), and the note every command prints before a
+first run compiles the kernels. Heavy imports happen inside the handlers; the arena's subcommands
+are in ``bigtwo.cli.arena``.
+
+A first run compiles the Numba kernels (about a minute) before anything else shows: each command
+then says so in one line on stderr (``say_if_compiling``), only when Numba's cache folder
+(``bigtwo.env.engine.jit.CACHE_DIR``) lacks compiled code of the engine's and the agents' kernels."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from bigtwo.cli.options import (
+    add_seed,
+    add_variant,
+    add_variant_overrides,
+    variant_overrides,
+)
+
+# Whose compiled kernels (the modules ``bigtwo.env.engine.jit.kernel_files`` lists, declared in pyproject.toml's
+# ``bigtwo.kernels`` group) a command runs: every command the engine's, these agents their package's too.
+ENGINE_KERNELS = ("bigtwo.env",)
+AGENT_KERNELS = {
+    "heuristic": ("bigtwo.agents.heuristic",),
+    "search": ("bigtwo.agents.heuristic", "bigtwo.agents.search"),
+}
+COMPILING = "bigtwo: compiling the game's kernels (first run after an install or an update, about a minute)..."
+
+
+def kernels_cached(cache_dir: Path | None, modules: Sequence[str] = ENGINE_KERNELS, root: Path | None = None) -> bool:
+    """Whether Numba's cache folder ``cache_dir`` (``bigtwo.env.engine.jit.CACHE_DIR``) holds compiled
+    code of every declared kernel module in or under ``modules`` (module or package names; the
+    files under ``root``, the folder holding the packages); ``True`` when there is no cache
+    folder to look in (nothing to say)."""
+    if cache_dir is None:
+        return True
+    from numba.core.caching import UserProvidedCacheLocator
+
+    from bigtwo.env.engine.jit import kernel_files
+
+    files = kernel_files() if root is None else kernel_files(root)
+    for module, source in files.items():
+        if not any(module == m or module.startswith(m + ".") for m in modules):
+            continue
+        folder = Path(cache_dir) / UserProvidedCacheLocator.get_suitable_cache_subpath(str(source))
+        if not any(folder.glob(f"{source.stem}.*.nbi")):
+            return False
+    return True
+
+
+def say_if_compiling(agents: Sequence[str] = (), stream: TextIO | None = None) -> bool:
+    """Print ``COMPILING`` on ``stream`` (stderr) when the kernels a command with these agent
+    names will run are not compiled yet, so a first run does not sit silent for a minute;
+    returns whether it did."""
+    from bigtwo.env.engine.jit import CACHE_DIR
+
+    names = {str(a).partition(":")[0].strip().lower() for a in agents}
+    modules = [*ENGINE_KERNELS, *sorted({m for n in names if n in AGENT_KERNELS for m in AGENT_KERNELS[n]})]
+    if kernels_cached(CACHE_DIR, modules):
+        return False
+    out = sys.stderr if stream is None else stream
+    print(COMPILING, file=out, flush=True)
+    return True
+
+
+def _play(args: argparse.Namespace) -> int:
+    from bigtwo.agents.play import TerminalGame
+    from bigtwo.agents.registry import parse_agent_list
+
+    overrides = variant_overrides(args)
+    say_if_compiling(parse_agent_list(args.opponents) if args.opponents else ())
+    game = TerminalGame(
+        args.variant,
+        opponents=args.opponents,
+        seat=args.seat,
+        seed=args.seed,
+        hint=args.hint,
+        symbols=args.symbols,
+        **overrides,
+    )
+    return game.run()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``play`` to the ``bigtwo`` command."""
+    q = sub.add_parser(
+        "play",
+        help="play a match in the terminal against agents",
+        description="Play Big Two in the terminal. Type cards (3C 3D), a number from 'list', "
+        "'pass', 'hint', 'help' or 'quit'.",
+    )
+    add_variant(q)
+    q.add_argument(
+        "--opponents",
+        default=None,
+        help="agent name or checkpoint path for every other seat, or a comma list "
+        "(default: strong where trained weights are shipped for the variant, else heuristic)",
+    )
+    q.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    add_seed(q, None, "deal seed")
+    q.add_argument("--hint", default="heuristic", help="agent asked by 'hint' (default heuristic)")
+    q.add_argument("--symbols", action="store_true", help="show suits as ♦ ♣ ♥ ♠")
+    add_variant_overrides(q)
+    q.set_defaults(func=_play)
