@@ -75,7 +75,7 @@ class Ladder:
     variant_arg: str  # the variant as given (a name or a YAML path)
     simulations: int
     extra: list[str]
-    settings: list[str] = dataclasses.field(default_factory=list)  # the --set KEY=VALUE items
+    settings: list[str] = dataclasses.field(default_factory=list)  # the --rule KEY=VALUE items
 
     def command(self, timing: bool = True) -> str:
         """The ``bigtwo ladder`` command that makes this table (every option that changes it written out)."""
@@ -83,7 +83,7 @@ class Ladder:
         words = ["bigtwo", "ladder", "--variant", self.variant_arg, "--deals", str(r.deals), "--seed", str(r.seed)]
         words += ["--simulations", str(self.simulations)]
         for item in self.settings:
-            words += ["--set", item]
+            words += ["--rule", item]
         if self.extra:
             words += ["--agents", ",".join(self.extra)]
         if not timing:
@@ -147,7 +147,7 @@ def run_ladder(
     settings: Sequence[str] = (),
 ) -> Ladder:
     """Rate the ladder's field (``ladder_agents``) on ``variant`` with ``deals`` duplicate deals;
-    ``settings``: variant fields changed, ``KEY=VALUE`` texts as ``--set`` takes them (e.g.
+    ``settings``: variant fields changed, ``KEY=VALUE`` texts as ``--rule`` takes them (e.g.
     ``scoring=collect``: the variant keeps its name, so ``strong`` is still the one shipped for it)."""
     variant_arg = variant.name if isinstance(variant, Variant) else str(variant)
     if settings:

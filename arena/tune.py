@@ -3,7 +3,7 @@
 It lives in the arena, not beside the heuristic in ``agents``: tuning is playing tournaments, and
 the agents never import the arena (that would make the two packages a circle).
 
-``bigtwo tune --variant hong-kong --set scoring=collect`` starts from ``DEFAULT_WEIGHTS`` (or
+``bigtwo tune --variant hong-kong --rule scoring=collect`` starts from ``DEFAULT_WEIGHTS`` (or
 ``start``) and, in each of ``rounds`` rounds, visits the weights in order. For each weight it
 tries a few other values, each in one seat against ``players - 1`` copies of the opponents'
 weights (``DEFAULT_WEIGHTS`` unless ``opponents`` is given), on the same ``deals`` duplicate

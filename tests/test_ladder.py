@@ -99,7 +99,7 @@ def test_a_ladder_under_another_scoring_keeps_the_variant_and_says_so(no_strong,
     v = ladder.result.variant
     assert (v.name, v.scoring, v.tiers) == ("hong-kong", "collect", ((10, 2.0), (13, 3.0)))
     command = shlex.split(ladder.command(timing=False))
-    assert command[command.index("--set") + 1] == "scoring=collect" and command.count("--set") == 2
+    assert command[command.index("--rule") + 1] == "scoring=collect" and command.count("--rule") == 2
     assert main([*command[1:], "--quiet", "--workers", "1"]) == 0
     assert capsys.readouterr().out == ladder.markdown(timing=False)
     with pytest.raises(ValueError, match="scoring"):

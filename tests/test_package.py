@@ -68,6 +68,16 @@ def test_wheel_ships_variant_configs(installed_wheel: Path, tmp_path: Path) -> N
     assert names == NAMED and scoring == "tiered"
 
 
+def test_the_wheel_installs_one_top_level_name(installed_wheel: Path) -> None:
+    """The wheel puts ``bigtwo`` (and its metadata) into site-packages, nothing else: no ``agents``,
+    ``train`` or ``bigtwo_env`` to collide with a user's own modules; the folders arrive under it."""
+    installed = {p.name for p in installed_wheel.iterdir() if not p.name.endswith(".dist-info")}
+    assert installed - {"bin"} == {"bigtwo"}  # bin: the console script `bigtwo`
+    for part in ("env/rules", "env/engine", "env/envs", "env/records", "agents", "arena", "train", "web", "cli"):
+        assert (installed_wheel / "bigtwo" / part / "__init__.py").is_file(), part
+    assert not any(p.is_symlink() for p in (installed_wheel / "bigtwo").iterdir())  # real files, links followed
+
+
 def test_the_wheel_keys_its_kernel_cache_by_its_declared_modules(installed_wheel: Path, tmp_path: Path) -> None:
     """An installed wheel has no pyproject.toml: ``bigtwo.env.engine.jit`` reads the ``bigtwo.kernels``
     declarations from the wheel's metadata and keys the cache by the wheel's own files."""

@@ -1,4 +1,4 @@
-"""``KEY=VALUE`` settings: one parser for ``--set`` (variant and training fields) and agent options.
+"""``KEY=VALUE`` settings: one parser for ``--rule`` (variant fields), ``--set`` (training fields) and agent options.
 
 The same text means the same value wherever it is written: values are read as YAML, and a bad
 item names itself and the form expected.
@@ -53,9 +53,35 @@ def test_agent_options_read_like_set() -> None:
         make_agent("search:top_k", "taiwan")
 
 
-def test_tournament_set_reads_variant_fields(capsys: pytest.CaptureFixture[str]) -> None:
+def test_tournament_rule_reads_variant_fields(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["tournament", "--agents", "random,random", "--deals", "2", "--workers", "1", "--quiet", "--json"]
-    assert main([*args, "--set", "players=2", "--set", "cards-per-player=3", "--set", "unit=1e1"]) == 0
+    assert main([*args, "--rule", "players=2", "--rule", "cards-per-player=3", "--rule", "unit=1e1"]) == 0
     assert '"players": 2' in capsys.readouterr().out
-    assert main([*args, "--set", "players"]) == 2
-    assert "--set expects key=value (a variant field), got 'players'" in capsys.readouterr().err
+    assert main([*args, "--rule", "players"]) == 2
+    assert "--rule expects key=value (a variant field), got 'players'" in capsys.readouterr().err
+
+
+def test_the_old_variant_set_still_works_for_a_release_and_says_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before 0.2 ``--set`` meant a variant field outside ``bigtwo train``: it still does, with a warning."""
+    args = ["tournament", "--agents", "random,random", "--deals", "2", "--workers", "1", "--quiet", "--json"]
+    assert main([*args, "--set", "players=2"]) == 0
+    out = capsys.readouterr()
+    assert '"players": 2' in out.out
+    assert "--set KEY=VALUE for a variant field is now --rule KEY=VALUE" in out.err
+    assert main([*args, "--rule", "players=2"]) == 0
+    assert "--rule" not in capsys.readouterr().err  # no warning for the new spelling
+
+
+def test_train_rule_is_a_variant_field_over_the_configs_variant_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bigtwo train --rule KEY=VALUE`` changes the variant trained on, as ``--rule`` does everywhere;
+    ``--set`` stays a config field; a wrong field is refused before anything runs."""
+    pytest.importorskip("yaml")
+    from bigtwo.cli import build_parser
+    from bigtwo.cli.train import with_rules
+    from bigtwo.train.config import load_config
+
+    args = build_parser().parse_args(["train", "--set", "variant=hong-kong", "--rule", "scoring=collect"])
+    cfg = with_rules(load_config("default", args.overrides), args)
+    assert (cfg.variant, cfg.variant_settings) == ("hong-kong", {"scoring": "collect"})
+    assert main(["train", "--rule", "bogus=1"]) == 2
+    assert "unknown field 'bogus'" in capsys.readouterr().err

@@ -219,7 +219,7 @@ def test_three_players_override():
 
 def test_cli_json_and_out(tmp_path, capsys):
     prefix = tmp_path / "res" / "t"
-    argv = "tournament --agents random*4 --deals 6 --seed 1 --workers 1 --json --quiet --set games=2 --out"
+    argv = "tournament --agents random*4 --deals 6 --seed 1 --workers 1 --json --quiet --rule games=2 --out"
     rc = main([*argv.split(), str(prefix)])
     assert rc == 0
     data = json.loads(capsys.readouterr().out)
@@ -239,7 +239,7 @@ def test_cli_table_and_bad_input(capsys):
     assert "payoff/game" in capsys.readouterr().out
     assert main(["tournament", "--agents", "random,random", "--deals", "3", "--workers", "1", "--quiet"]) == 2
     assert "error" in capsys.readouterr().err
-    assert main(["tournament", "--agents", "random*4", "--deals", "3", "--quiet", "--set", "nonsense"]) == 2
+    assert main(["tournament", "--agents", "random*4", "--deals", "3", "--quiet", "--rule", "nonsense"]) == 2
 
 
 def test_illegal_play_names_the_agent():

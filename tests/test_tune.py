@@ -29,7 +29,7 @@ def test_candidate_values_step_each_kind_of_weight():
 
 def test_a_short_tune_keeps_only_gains_and_its_payoff_replays(tmp_path, capsys):
     out = tmp_path / "w.json"
-    args = ["tune", "--variant", "taiwan", "--set", "scoring=collect", "--rounds", "1", "--deals", "3"]
+    args = ["tune", "--variant", "taiwan", "--rule", "scoring=collect", "--rounds", "1", "--deals", "3"]
     assert bigtwo.cli.main([*args, "--seed", "5", "--workers", "1", "--quiet", "--out", str(out)]) == 0
     printed = capsys.readouterr()
     data = json.loads(out.read_text())

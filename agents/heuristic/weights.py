@@ -90,7 +90,7 @@ def changed_weights(changes: Mapping[str, float], base: np.ndarray = DEFAULT_WEI
 # from the defaults; each tuned set is what the ``bigtwo tune`` search in its comment finds from DEFAULT_WEIGHTS.
 WEIGHT_SETS: dict[str, np.ndarray] = {
     "default": DEFAULT_WEIGHTS,
-    # bigtwo tune --variant hong-kong --set scoring=collect (3,000 deals, seed 101, 3 rounds), found by
+    # bigtwo tune --variant hong-kong --rule scoring=collect (3,000 deals, seed 101, 3 rounds), found by
     # a script copy of that search before it was the command; its +8.80 a game in one seat against
     # three default heuristics replays exactly with bigtwo.arena.tune.payoff_against
     "collect": changed_weights(

@@ -22,6 +22,7 @@ from bigtwo.cli.options import (
     add_variant,
     add_variant_overrides,
     add_workers,
+    rule_texts,
     variant_overrides,
 )
 from bigtwo.cli.play import say_if_compiling
@@ -85,7 +86,7 @@ def _ladder(args: argparse.Namespace) -> int:
         extra=parse_agent_list(args.agents) if args.agents else (),
         workers=args.workers,
         progress=not args.quiet,
-        settings=args.set or (),
+        settings=rule_texts(args),
     )
     table = ladder.markdown(timing=not args.no_timing)
     print(table, end="")

@@ -4,12 +4,15 @@
     bigtwo train --config dmc                     a shipped config (advised, default, dmc, ppo, strong) or a YAML path
     bigtwo train --config ppo --set lr=1e-4 --set num_envs=128
     bigtwo train --set variant=hong-kong --set run_name=hk1
+    bigtwo train --set variant=hong-kong --rule scoring=collect   a variant field: --rule, as in every command
     bigtwo train --resume runs/taiwan__ppo__1__1700000000
     bigtwo train --fields                         every config field with its description
     bigtwo train --ray local                      the same run with rollout actors on a Ray cluster started here
     bigtwo train --ray auto --set ray_actors=16   rollout actors on the cluster this machine joined (`ray start`)
 
-Overrides use one scheme: ``--set FIELD=VALUE`` (repeatable; VALUE read as YAML). A run whose
+Overrides use one scheme: ``--set FIELD=VALUE`` (repeatable; VALUE read as YAML) changes a config
+field, ``--rule KEY=VALUE`` a field of the variant trained on (merged over the config's
+``variant_settings``), as ``--rule`` does in every ``bigtwo`` command. A run whose
 folder exists (same ``run_name``) resumes from its newest intact checkpoint; ``--resume RUN_DIR`` does
 the same from the config saved in that run, ``--set`` changing only what may change on resume
 (e.g. ``total_timesteps`` to train longer). ``--ray local|auto|ADDRESS`` runs the same config with
@@ -22,9 +25,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bigtwo.cli.options import add_ray
+from bigtwo.cli.options import add_ray, add_rule, rule_overrides
 from bigtwo.train.config import config_names
+
+if TYPE_CHECKING:
+    from bigtwo.train.config import TrainConfig
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FIELD=VALUE",
         help="override a config field (repeatable), e.g. --set lr=1e-4",
     )
+    add_rule(p)
     p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest intact checkpoint")
     p.add_argument("--fields", action="store_true", help="list every config field with its description, then exit")
     add_ray(p, "rollout actors")
@@ -86,6 +94,16 @@ def _saved_algo(run_dir: Path) -> str | None:
     return algo if isinstance(algo, str) else None
 
 
+def with_rules(cfg: TrainConfig, args: argparse.Namespace) -> TrainConfig:
+    """``cfg`` with the ``--rule KEY=VALUE`` variant fields merged over its ``variant_settings`` (checked)."""
+    from bigtwo.train.config import make_config
+
+    rules = rule_overrides(args)
+    if not rules:
+        return cfg
+    return make_config({"variant_settings": {**cfg.variant_settings, **rules}}, base=cfg, source="--rule")
+
+
 def _train(args: argparse.Namespace) -> int:
     from bigtwo.train.config import FIELDS, allowed_values, field_docs, load_config, make_config
 
@@ -116,9 +134,9 @@ def _train(args: argparse.Namespace) -> int:
             raise ValueError(f"--resume {args.resume}: no checkpoint can be resumed ({reasons})")
         base = make_config(saved["config"], source=str(latest))
         base = make_config({"run_name": run_dir.resolve().name, "runs_dir": str(run_dir.resolve().parent)}, base=base)
-        cfg = load_config(base=base, overrides=args.overrides)
+        cfg = with_rules(load_config(base=base, overrides=args.overrides), args)
     else:
-        cfg = load_config(args.config or "default", args.overrides)  # checked before torch is needed
+        cfg = with_rules(load_config(args.config or "default", args.overrides), args)  # checked before torch
         _need_torch()
     import signal
 
