@@ -25,10 +25,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from bigtwo.arena.replay import register as register_replay
 from bigtwo.cli.arena import register as register_arena_commands
 from bigtwo.cli.bench import register as register_bench
 from bigtwo.cli.play import register as register_agent_commands
+from bigtwo.cli.replay import register as register_replay
 from bigtwo.cli.serve import register as register_web
 from bigtwo.cli.train import register as register_train
 from bigtwo.cli.variants import register as register_variants
