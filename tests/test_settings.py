@@ -85,3 +85,29 @@ def test_train_rule_is_a_variant_field_over_the_configs_variant_settings(capsys:
     assert (cfg.variant, cfg.variant_settings) == ("hong-kong", {"scoring": "collect"})
     assert main(["train", "--rule", "bogus=1"]) == 2
     assert "unknown field 'bogus'" in capsys.readouterr().err
+
+
+def test_train_show_prints_the_effective_config_with_each_fields_source(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bigtwo train --show``: the config file, its per_variant part, ``--set`` and ``--rule`` applied, each
+    field's source named, and nothing trained (it runs without torch, as a config check)."""
+    argv = ["train", "--config", "strong", "--set", "variant=hong-kong", "--set", "lr=1e-4", "--rule", "games=2"]
+    assert main([*argv, "--show"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows["lr"].split()[1] == "0.0001" and rows["lr"].endswith("--set")
+    assert rows["variant"].endswith("--set")
+    assert rows["stop_at_timesteps"].endswith("strong.yaml per_variant.hong-kong")
+    assert "'games': 2" in rows["variant_settings"] and "'scoring': 'collect'" in rows["variant_settings"]
+    assert rows["variant_settings"].endswith("--rule over " + rows["variant_settings"].split(" over ")[-1])
+    assert "per_variant.hong-kong" in rows["variant_settings"]  # the config's collect scoring, under --rule
+    assert rows["seed"].endswith("default")
+    assert rows["hidden_size"].endswith("strong.yaml")  # strong.yaml sets a wider network; algo is the default
+
+
+def test_train_show_needs_no_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['torch'] = None\nfrom bigtwo.cli import main\nsys.exit(main(['train', '--show']))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "advice" in done.stdout and "default.yaml" in done.stdout  # the main job's own values, sourced

@@ -492,11 +492,14 @@ def load_config(
     name_or_path: str | Path = "default",
     overrides: Iterable[str] | Mapping[str, Any] = (),
     base: TrainConfig | None = None,
+    sources: dict[str, str] | None = None,
 ) -> TrainConfig:
     """The config file ``name_or_path`` (a shipped name or a path) with ``overrides`` applied
     (``FIELD=VALUE`` strings or a mapping), then the file's ``per_variant`` fields for the chosen
     variant, except those the overrides set. With ``base`` (e.g. a resumed run's config) the file
-    is skipped and the overrides apply to ``base``.
+    is skipped and the overrides apply to ``base``. ``sources``, when given, is filled with where
+    each field's value came from: ``default`` (the built-in default), the file's path, ``--set``,
+    ``PATH per_variant.VARIANT``, or ``base`` (what ``base`` held).
 
     >>> cfg = load_config("strong", ["variant=hong-kong"])
     >>> cfg.variant_settings, cfg.stop_at_timesteps
@@ -504,9 +507,11 @@ def load_config(
     >>> load_config("strong", ["variant=hong-kong", "stop_at_timesteps=1000"]).stop_at_timesteps
     1000
     """
+    found = dict.fromkeys(FIELDS, "default" if base is None else "base")
     if base is None:
         data, source = _read(name_or_path)
         cfg = make_config(data, source)
+        found.update(dict.fromkeys(map(str, data), source))
     else:
         cfg = base
     if isinstance(overrides, Mapping):
@@ -515,10 +520,14 @@ def load_config(
         extra = parse_settings(overrides, form="FIELD=VALUE", hint=f"; allowed fields: {_allowed()}")
     if extra:
         cfg = make_config(extra, "--set", base=cfg)
+        found.update(dict.fromkeys(map(str, extra), "--set"))
     if base is None:  # a resumed run's config already holds its variant's fields
         chosen = {k: v for k, v in cfg.per_variant.get(cfg.variant, {}).items() if k not in extra}
         if chosen:
             cfg = make_config(chosen, f"per_variant.{cfg.variant}", base=cfg)
+            found.update(dict.fromkeys(chosen, f"{source} per_variant.{cfg.variant}"))
+    if sources is not None:
+        sources.update(found)
     return cfg
 
 

@@ -6,7 +6,8 @@
     bigtwo train --set variant=hong-kong --set run_name=hk1
     bigtwo train --set variant=hong-kong --rule scoring=collect   a variant field: --rule, as in every command
     bigtwo train --resume runs/taiwan__ppo__1__1700000000
-    bigtwo train --fields                         every config field with its description
+    bigtwo train --fields                         every config field with its built-in default and description
+    bigtwo train --config dmc --set lr=1e-4 --show   the effective config of that command, each field's source
     bigtwo train --ray local                      the same run with rollout actors on a Ray cluster started here
     bigtwo train --ray auto --set ray_actors=16   rollout actors on the cluster this machine joined (`ray start`)
 
@@ -60,7 +61,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_rule(p)
     p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its newest intact checkpoint")
-    p.add_argument("--fields", action="store_true", help="list every config field with its description, then exit")
+    p.add_argument(
+        "--fields",
+        action="store_true",
+        help="list every config field with its built-in default and description, then exit (a config's values: --show)",
+    )
+    p.add_argument(
+        "--show",
+        action="store_true",
+        help="print this command's effective config (the config file, its per_variant part, --set and --rule "
+        "applied) with each field's source, then exit without training",
+    )
     add_ray(p, "rollout actors")
     p.set_defaults(func=_train)
 
@@ -94,14 +105,28 @@ def _saved_algo(run_dir: Path) -> str | None:
     return algo if isinstance(algo, str) else None
 
 
-def with_rules(cfg: TrainConfig, args: argparse.Namespace) -> TrainConfig:
-    """``cfg`` with the ``--rule KEY=VALUE`` variant fields merged over its ``variant_settings`` (checked)."""
+def with_rules(cfg: TrainConfig, args: argparse.Namespace, sources: dict[str, str] | None = None) -> TrainConfig:
+    """``cfg`` with the ``--rule KEY=VALUE`` variant fields merged over its ``variant_settings`` (checked);
+    ``sources`` (see ``load_config``) then says ``--rule`` for that field."""
     from bigtwo.train.config import make_config
 
     rules = rule_overrides(args)
     if not rules:
         return cfg
+    if sources is not None:
+        sources["variant_settings"] = f"--rule over {sources.get('variant_settings', 'default')}"
     return make_config({"variant_settings": {**cfg.variant_settings, **rules}}, base=cfg, source="--rule")
+
+
+def show_config(cfg: TrainConfig, sources: dict[str, str]) -> str:
+    """Every field of ``cfg`` with its value and where it came from, one a line (``bigtwo train --show``)."""
+    values = cfg.to_dict()
+    width = max(map(len, values))
+    shown = {name: repr(value) for name, value in values.items()}
+    vwidth = min(40, max(map(len, shown.values())))
+    lines = [f"{'field':<{width}}  {'value':<{vwidth}}  source"]
+    lines += [f"{name:<{width}}  {shown[name]:<{vwidth}}  {sources.get(name, 'default')}" for name in values]
+    return "\n".join(lines)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -118,6 +143,7 @@ def _train(args: argparse.Namespace) -> int:
 
         check_address(args.ray)
         need_ray()
+    sources: dict[str, str] = {}
     if args.resume:
         _need_torch()
         from bigtwo.train import checkpoint as ckpt
@@ -134,10 +160,14 @@ def _train(args: argparse.Namespace) -> int:
             raise ValueError(f"--resume {args.resume}: no checkpoint can be resumed ({reasons})")
         base = make_config(saved["config"], source=str(latest))
         base = make_config({"run_name": run_dir.resolve().name, "runs_dir": str(run_dir.resolve().parent)}, base=base)
-        cfg = with_rules(load_config(base=base, overrides=args.overrides), args)
-    else:
-        cfg = with_rules(load_config(args.config or "default", args.overrides), args)  # checked before torch
-        _need_torch()
+        cfg = with_rules(load_config(base=base, overrides=args.overrides, sources=sources), args, sources)
+        sources.update({k: f"the run's saved config ({latest})" for k, v in sources.items() if v == "base"})
+    else:  # checked before torch is needed
+        cfg = with_rules(load_config(args.config or "default", args.overrides, sources=sources), args, sources)
+    if args.show:
+        print(show_config(cfg, sources))
+        return 0
+    _need_torch()
     import signal
 
     from bigtwo.train.loop import run_training
