@@ -32,12 +32,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bigtwo.env.engine.observation import obs_bounds, obs_size
 from bigtwo.env.rules.actions import action_table
 from bigtwo.env.rules.variant import Variant
+
+if TYPE_CHECKING:
+    from bigtwo.env.envs.game import Game
 
 Act = Callable[..., np.ndarray]
 
@@ -59,6 +63,12 @@ def check_act_inputs(
     naming the input and what is allowed. ``bounds``: each slot's lowest and highest value
     (``obs_bounds(variant)``: match scores are signed, so no single range fits every slot)."""
     obs_a, ids, counts = np.asarray(obs), np.asarray(legal_ids), np.asarray(legal_counts)
+    if obs_a.ndim == 1 or ids.ndim == 1 or counts.ndim == 0:
+        raise ValueError(
+            "act takes a batch: obs (B, D), legal_ids (B, L), legal_counts (B,); got one position "
+            f"(obs {obs_a.shape}, legal_ids {ids.shape}, legal_counts {counts.shape}). For one position use "
+            "agent.choose(game), or add the batch axis: obs[None], legal_ids[None], np.array([count])"
+        )
     if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
         raise ValueError(
             f"legal_counts must be integers of shape (B,), one count per row; got {counts.dtype} of shape {counts.shape}"
@@ -145,6 +155,34 @@ class Agent:
         to ``legal_counts`` (B,). Returns int64 (B,), each from its row's legal ids, or -1 for a
         row with none (a finished game, which sits the step out)."""
         raise NotImplementedError
+
+    def choose(self, game: Game) -> list[str]:
+        """The play this agent makes for the seat to act of ``game`` (a ``bigtwo.env.Game``): its card
+        texts, ``[]`` for a pass. One position, no batch axes; ``game`` is not changed (play it with
+        ``game.play(...)``). ``ValueError`` when the match is over or its rules are not the agent's.
+
+        >>> from bigtwo.env import Game
+        >>> game = Game("taiwan", seed=1)
+        >>> GreedyAgent = __import__("bigtwo.agents", fromlist=["GreedyAgent"]).GreedyAgent
+        >>> GreedyAgent(game.variant).choose(game)  # the seat holding 3C opens with it
+        ['3C']
+        """
+        return game.cards_of(self.choose_action(game))
+
+    def choose_action(self, game: Game) -> int:
+        """``choose``'s play as the variant's action id (``game.cards_of(id)`` gives its cards)."""
+        if game.is_over:
+            raise ValueError("the match is over: no seat is to act (start another with game.reset())")
+        if action_table(game.variant) is not self.table or game.variant.players != self.variant.players:
+            raise ValueError(
+                f"this agent plays {self.variant.name!r} rules; the game's are {game.variant.name!r}'s, with another "
+                "action table or number of players: make the agent for the game's variant (make_agent(name, game.variant))"
+            )
+        legal = np.asarray(game.legal_actions(), np.int64)
+        action = int(self.act(game.observation()[None], legal[None], np.array([legal.size]))[0])
+        if action not in legal:  # an agent's own bug, never silently played
+            raise RuntimeError(f"{self!r} chose action {action}, which is not legal here")
+        return action
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.variant.name!r})"
