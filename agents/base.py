@@ -63,7 +63,7 @@ def check_act_inputs(
     naming the input and what is allowed. ``bounds``: each slot's lowest and highest value
     (``obs_bounds(variant)``: match scores are signed, so no single range fits every slot)."""
     obs_a, ids, counts = np.asarray(obs), np.asarray(legal_ids), np.asarray(legal_counts)
-    if obs_a.ndim == 1 or ids.ndim == 1 or counts.ndim == 0:
+    if obs_a.ndim == 1 or counts.ndim == 0:  # one position, given without the batch axis
         raise ValueError(
             "act takes a batch: obs (B, D), legal_ids (B, L), legal_counts (B,); got one position "
             f"(obs {obs_a.shape}, legal_ids {ids.shape}, legal_counts {counts.shape}). For one position use "
