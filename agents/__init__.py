@@ -6,7 +6,9 @@
 | ``greedy`` | the greedy baseline |
 | ``heuristic`` | the rule-based planner (a package: its weights, control, planner, decision and agent; ``bigtwo.arena.tune`` tunes the weights) |
 | ``search`` | determinized Monte-Carlo search over the heuristic's plays, and its compiled rollouts |
-| ``registry`` | a name or a checkpoint path as an agent: ``make_agent``, options, agent lists, loaders |
+| ``spec`` | what declares an agent: ``AgentSpec`` (its class, options, cost, kernels, web use) and ``Option`` |
+| ``registry`` | every agent declared once (``AGENT_SPECS``), and a name or a checkpoint path as an agent: ``make_agent``, agent lists |
+| ``loaders`` | checkpoint loaders by file suffix (the ``bigtwo.agent_loaders`` entry points) |
 | ``pretrained`` | the shipped trained weights behind ``strong`` (one file per variant), their folder and provenance |
 | ``play`` | a human against agents in the terminal |
 | ``cli`` | the ``bigtwo play`` subcommand, and the note a first run prints while the kernels compile |
@@ -15,7 +17,8 @@ Tournaments, ratings, the ladder, move timing and the heuristic's tuning play ag
 other: they are the arena's (``arena``), above this package.
 
 ``make_agent(name_or_path, variant, seed=None, **options)`` builds any of them (see
-``bigtwo.agents.registry`` for the names, their options and checkpoint loaders):
+``bigtwo.agents.registry`` for the names and their declared options, ``bigtwo.agents.loaders`` for
+checkpoints):
 
 >>> from bigtwo.env import load_variant
 >>> make_agent("greedy", load_variant("taiwan"))
@@ -28,6 +31,7 @@ from bigtwo.agents.base import Agent, RandomAgent
 from bigtwo.agents.greedy import GreedyAgent
 from bigtwo.agents.heuristic import HeuristicAgent
 from bigtwo.agents.registry import (
+    AGENT_SPECS,
     AGENTS,
     known_suffixes,
     load_agent,
@@ -37,12 +41,16 @@ from bigtwo.agents.registry import (
     unregister_loader,
 )
 from bigtwo.agents.search import SearchAgent
+from bigtwo.agents.spec import AgentSpec, Option
 
 __all__ = [
     "AGENTS",
+    "AGENT_SPECS",
     "Agent",
+    "AgentSpec",
     "GreedyAgent",
     "HeuristicAgent",
+    "Option",
     "RandomAgent",
     "SearchAgent",
     "known_suffixes",

@@ -31,11 +31,13 @@ ValueError: obs must have shape (B, 623) for 4 players, B = 3 rows as in legal_c
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bigtwo.agents.spec import describe, same_value
 from bigtwo.env.engine.observation import obs_bounds, obs_size
 from bigtwo.env.rules.actions import action_table
 from bigtwo.env.rules.variant import Variant
@@ -116,6 +118,32 @@ def check_act_inputs(
     return obs_a, ids, counts
 
 
+def _recording(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` that also keeps, in ``options``, the keyword parameters given other values than
+    their defaults (those of the class built, not of a ``super().__init__`` call)."""
+    signature = inspect.signature(init)
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    params = [
+        p
+        for p in signature.parameters.values()
+        if p.name not in ("self", "variant", "seed") and p.kind in kinds and p.default is not p.empty
+    ]
+
+    @functools.wraps(init)
+    def recording_init(self: Agent, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if type(self).__init__ is recording_init:  # the class built (a subclass's super() call is not)
+            given = signature.bind(self, *args, **kwargs).arguments
+            self.options = {
+                p.name: given[p.name]
+                for p in params
+                if p.name in given and p.name not in self.unlisted and not same_value(given[p.name], p.default)
+            }
+
+    recording_init.records_options = True  # type: ignore[attr-defined]
+    return recording_init
+
+
 def _checked(act: Act) -> Act:
     """``act`` with its inputs passed through ``check_act_inputs`` first."""
 
@@ -128,9 +156,19 @@ def _checked(act: Act) -> Act:
 
 
 class Agent:
-    """Base class: subclasses implement ``act``; the base class checks its inputs first."""
+    """Base class: subclasses implement ``act``; the base class checks its inputs first.
+
+    ``options``: what the agent was built with besides its defaults, which its repr shows
+    (``SearchAgent('taiwan', simulations=200, top_k=8)``): the keyword parameters of its class's
+    ``__init__`` given other values than their defaults (not ``unlisted`` ones), or the options
+    given that its declaration does not default to, for an agent the registry builds
+    (``bigtwo.agents.registry``; a checkpoint's with its ``path``). ``built_as``: the registry
+    entry it was built from when that is not its class (``strong('taiwan', simulations=16)``)."""
 
     name = "agent"
+    options: dict[str, Any] = {}  # noqa: RUF012 - replaced per instance, never changed in place
+    unlisted: tuple[str, ...] = ()  # parameters of ``__init__`` that are no options (left out of ``options``)
+    built_as: str | None = None
 
     def __init__(self, variant: Variant, seed: int | None = None) -> None:
         self.variant = variant
@@ -143,6 +181,9 @@ class Agent:
         act = cls.__dict__.get("act")
         if act is not None and not getattr(act, "checks_inputs", False):
             cls.act = _checked(act)  # type: ignore[method-assign]
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "records_options", False):
+            cls.__init__ = _recording(init)  # type: ignore[method-assign]
 
     def check_inputs(
         self, obs: object, legal_ids: object, legal_counts: object
@@ -185,7 +226,7 @@ class Agent:
         return action
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.variant.name!r})"
+        return describe(self.built_as or type(self).__name__, self.variant.name, self.options)
 
 
 class RandomAgent(Agent):

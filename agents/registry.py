@@ -1,131 +1,161 @@
-"""One place that turns a name or a path into an agent: names, options, lists and checkpoint loaders.
+"""One place that turns a name or a path into an agent, and where every agent is declared once.
 
-``make_agent(name_or_path, variant, seed=None, **options)`` builds any agent:
+``make_agent(name_or_path, variant, seed=None, **options)`` builds any agent: a name of
+``AGENT_SPECS`` (``random``, ``greedy``, ``heuristic``, ``search``, ``strong``) or a trained
+checkpoint's path (``CHECKPOINT``: the loader of its suffix, ``bigtwo.agents.loaders``).
 
-| name | what | options |
-|---|---|---|
-| ``random`` | a uniformly random legal play | |
-| ``greedy`` | the lowest legal play; passes only when it must | |
-| ``heuristic`` | plans the hand into few plays, keeps control, presses | ``weights`` |
-| ``search`` | determinized Monte-Carlo search with heuristic rollouts | ``simulations``, ``seconds``, ``top_k``, ``weights``, ``opponent_weights``, ``threads``, ``schedule``, ``scale``, ``infer`` |
-| ``strong`` | search on top of the trained network shipped for the variant (``bigtwo.agents.pretrained``; needs torch): the network's best plays join the search's candidates; ``simulations=0``: the network alone | ``mode``, ``device``, ``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``, ``trust``, ``network`` |
-| a file path | a trained checkpoint, by its suffix's loader (below) | the loader's |
+**The declarations.** Each name has one ``AgentSpec`` (``bigtwo.agents.spec``) in ``SPECS``: its
+class or factory, its options (type, default, allowed values, the web's caps), its cost class
+(the web's thinking lanes), the kernel modules it compiles (the command line's note), and
+whether a web seat may have it. Everything else reads them: ``make_agent`` checks the options
+against them before it builds anything, the web table (``bigtwo.web.room``, ``bigtwo.web.hub``)
+offers and bounds what they say, ``kernel_modules`` tells ``bigtwo.cli.play`` what a command
+compiles, each agent's repr shows the options it was given, and ``agents_table`` writes the
+table on the agents page of the docs. Adding an agent is adding its entry to ``SPECS``
+(tests/test_agent_specs.py checks each entry against its class's ``__init__``, the web's
+options and the declared kernel modules).
 
 Options may also be written into the name, ``KEY=VALUE`` items after a colon, each value read
 as YAML (``bigtwo.env.rules.settings``): ``"search:simulations=64,top_k=4"``. ``parse_agent_list``
 reads the comma lists of ``bigtwo tournament --agents`` and ``bigtwo play --opponents``.
 
-**Checkpoint loaders.** A loader is registered for a file suffix (``".pt"``) or a predicate on
-the path and called as ``fn(path, variant, seed, **options)``. Installed packages declare
-loaders as entry points of the group ``bigtwo.agent_loaders``, named by suffix without the dot
-(this project's pyproject: ``pt`` and ``pth`` go to the trainers' ``load_policy_agent``); an
-entry point is imported only when a file of its suffix is loaded, so this module never imports
-torch. ``register_loader`` adds one at run time; the most recent registration wins, and any
-registration wins over the entry points.
+``strong`` (``bigtwo.agents.pretrained``; needs torch) is a search on top of the trained network
+shipped for the variant: the network's best plays join the search's candidates;
+``simulations=0``: the network alone.
 
 >>> from bigtwo.env import load_variant
 >>> make_agent("greedy", load_variant("taiwan"))
 GreedyAgent('taiwan')
->>> make_agent("search:simulations=32", "japan").simulations
-32
->>> import tempfile, os
->>> register_loader(".rnd", lambda path, variant, seed: RandomAgent(variant, seed=seed))
->>> with tempfile.TemporaryDirectory() as d:
-...     p = os.path.join(d, "a.rnd")
-...     _ = open(p, "w").write("x")
-...     type(load_agent(p, load_variant("taiwan"), seed=0)).__name__
-'RandomAgent'
->>> unregister_loader(".rnd")
+>>> make_agent("search:simulations=32,top_k=5", "japan")
+SearchAgent('japan', simulations=32)
+>>> make_agent("search:top_k=0", "japan")
+Traceback (most recent call last):
+...
+ValueError: top_k must be a positive integer (candidate plays), got 0
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import re
-from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bigtwo.agents import pretrained
 from bigtwo.agents.base import Agent, RandomAgent
 from bigtwo.agents.greedy import GreedyAgent
-from bigtwo.agents.heuristic import HeuristicAgent
-from bigtwo.agents.search import SearchAgent
+from bigtwo.agents.heuristic import HeuristicAgent, weight_mix, weight_set
+from bigtwo.agents.loaders import (
+    installed_loader,
+    installed_suffixes,
+    known_suffixes,
+    load_agent,
+    register_loader,
+    unregister_loader,
+)
+from bigtwo.agents.search import DEFAULT_TOP_K, INFERENCES, MAX_SCALE, SCALES, SCHEDULES, SearchAgent
+from bigtwo.agents.spec import LIGHT, NETWORK, SEARCH, AgentSpec, Option
+from bigtwo.env.engine.engine import THREADS
+from bigtwo.env.engine.jit import declared_kernels
 from bigtwo.env.rules.settings import parse_settings
 from bigtwo.env.rules.variant import Variant, load_variant
 
-AGENTS: dict[str, type[Agent]] = {
-    "random": RandomAgent,
-    "greedy": GreedyAgent,
-    "heuristic": HeuristicAgent,
-    "search": SearchAgent,
-}
-LOADER_GROUP = "bigtwo.agent_loaders"  # entry points: suffix without the dot -> loader
+# What a web seat's agent may ask for at most (bigtwo.web.room): the budget of one move.
+WEB_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its largest, MAX_SCALE times the given one)
+WEB_SECONDS = 1.0  # seconds of search a move
+WEB_TOP_K = 10  # candidate plays
+WEB_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the web server's event loop
 
-Loader = Callable[..., Agent]
-Match = Callable[[Path], bool]
-
-_LOADERS: list[tuple[str | Match, Match, Loader]] = []
 _OPTION = re.compile(r"^[A-Za-z_]\w*=")  # a "key=value" option part of an agent name
 
+# ---------------------------------------------------------------- the options
 
-# ---------------------------------------------------------------- names and options
+WEIGHTS = Option(
+    "weights",
+    "value",
+    None,
+    "the heuristic's weights: a set's name, a mapping of weight names to values, or the 23 numbers",
+    read=weight_set,
+)
+OPPONENT_WEIGHTS = Option(
+    "opponent_weights",
+    "value",
+    None,
+    "the other seats' weights in the rollouts (default: weights); sets joined by + model the opponents in turn",
+    read=weight_mix,
+)
+SEARCH_OPTIONS = (
+    Option("simulations", "count", None, "rollouts per move; default 1000 unless seconds", web_high=WEB_SIMULATIONS),
+    Option("seconds", "number", None, "seconds per move", low=0, above=True, web_high=WEB_SECONDS),
+    Option("top_k", "count", DEFAULT_TOP_K, "candidate plays", web_high=WEB_TOP_K),
+    Option("threads", "count", None, "rollout threads; default one per core", web_high=WEB_THREADS),
+    Option("schedule", "choice", "even", "how simulations are shared", choices=SCHEDULES),
+    Option("scale", "choice", "none", "whether later moves get more rollouts", choices=SCALES),
+    Option("infer", "choice", "none", "what weighs the sampled hands", choices=INFERENCES),
+    WEIGHTS,
+    OPPONENT_WEIGHTS,
+)
+# strong's network: the ``.pt`` loader's options (bigtwo.train.policy_agent.load_policy_agent), never on the web
+NETWORK_OPTIONS = (
+    Option(
+        "mode",
+        "choice",
+        "greedy",
+        "the network's best-scored play, or a sample of its policy",
+        choices=("greedy", "sample"),
+        web=False,
+    ),
+    Option("device", "device", None, "the torch device; default CUDA when available", web=False),
+)
 
 
-def split_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"search:simulations=64,top_k=4"`` as ``("search", {"simulations": 64, "top_k": 4})``."""
-    name, _, rest = spec.partition(":")
-    items = [s.strip() for s in rest.split(",") if s.strip()]
-    example = "e.g. 'search:simulations=64'"
-    return name, parse_settings(items, what=f"agent {spec!r}", form=f"options written key=value, {example}")
-
-
-def make_agent(name_or_path: str | Path, variant: Variant | str, seed: int | None = None, **options: Any) -> Agent:
-    """An agent by name (``random``, ``greedy``, ``heuristic``, ``search``, ``strong``, optionally
-    with ``:key=value,...`` options) or by a checkpoint file's path, built to play ``variant``.
-
-    ``ValueError`` for an unknown name (listing the allowed ones), an option the agent does not
-    take, a checkpoint that does not exist or no loader knows, or ``strong`` for a variant without
-    shipped weights, with other rules than its weights', or without torch."""
-    var = variant if isinstance(variant, Variant) else load_variant(variant)
-    spec = str(name_or_path)
-    name, spec_options = split_spec(spec) if isinstance(name_or_path, str) else (spec, {})
-    if name.lower() in AGENTS:
-        cls = AGENTS[name.lower()]
-        options = {**spec_options, **options}
-        params = inspect.signature(cls.__init__).parameters
-        accepted = [p for p in params if p not in ("self", "variant", "seed")]
-        unknown = sorted(set(options) - set(accepted))
-        if unknown:
-            takes = f"takes: {', '.join(accepted)}" if accepted else "takes no options"
-            raise ValueError(f"agent {name!r} does not take option(s) {', '.join(unknown)}; it {takes}")
-        return cls(var, seed=seed, **options)
-    if name.lower() == pretrained.STRONG:
-        return _strong(var, seed, {**spec_options, **options})
-    path = Path(spec)
-    looks_like_path = path.exists() or path.suffix != "" or "/" in spec or "\\" in spec
-    if looks_like_path:
-        return load_agent(path, var, seed, **options)
-    raise ValueError(
-        f"unknown agent {spec!r}; allowed: {', '.join([*AGENTS, pretrained.STRONG])}, "
-        "or a path to a checkpoint file (.pt)"
+def _strong_options() -> tuple[Option, ...]:
+    """strong's options: its network's, the search's (at ``pretrained.SEARCH_DEFAULTS``), ``trust``, ``network``."""
+    search: list[Option] = []
+    for o in SEARCH_OPTIONS:
+        o = replace(o, part="search", default=pretrained.SEARCH_DEFAULTS.get(o.name, o.default))
+        if o.name == "simulations":
+            o = replace(o, low=0, web_low=1, doc="rollouts per move; 0: the network alone")
+        elif o.name == "weights":
+            o = replace(o, doc=o.doc + "; default: the sets tuned for the variant's scoring")
+        search.append(o)
+    trust = Option(
+        "trust",
+        "number",
+        None,
+        "standard errors a candidate must beat the network's best play by; default: the shipped file's",
+        low=0,
+        part="search",
     )
+    network = Option(
+        "network", "text", None, "a run's checkpoint or exported file instead of the shipped network", web=False
+    )
+    return (*(replace(o, part="network") for o in NETWORK_OPTIONS), *search, trust, network)
 
 
-def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agent:
+def _web_rollouts(options: Mapping[str, Any]) -> None:
+    """On the web, ``scale=cards`` (up to ``MAX_SCALE`` times ``simulations`` a move) stays within ``WEB_SIMULATIONS``."""
+    simulations = options.get("simulations")
+    most = int(WEB_SIMULATIONS // MAX_SCALE)
+    if options.get("scale") == "cards" and simulations is not None and simulations > most:
+        raise ValueError(
+            f"simulations must be an integer 1..{most} on this server (rollouts a move with scale=cards), "
+            f"got {simulations!r}"
+        )
+
+
+# ---------------------------------------------------------------- strong
+
+
+def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
     """The shipped agent for ``variant``: a search whose candidates and rollouts start from the
     network shipped for it (``bigtwo.agents.pretrained``, loaded by the ``.pt`` loader with the same
     rules required), at ``pretrained.SEARCH_DEFAULTS`` unless options say otherwise;
-    ``simulations=0`` is the network alone."""
-    allowed = (*pretrained.OPTIONS, *pretrained.SEARCH_OPTIONS, pretrained.NETWORK)
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise ValueError(
-            f"agent {pretrained.STRONG!r} does not take option(s) {', '.join(unknown)}; it takes: {', '.join(allowed)}"
-        )
-    given = {k: options.pop(k) for k in pretrained.SEARCH_OPTIONS if k in options}
+    ``simulations=0`` is the network alone. ``options`` are checked against its declaration."""
+    spec = AGENT_SPECS[pretrained.STRONG]
+    given = {k: v for k, v in options.items() if spec.option(k).part == "search"}
+    network_options = {k: v for k, v in options.items() if spec.option(k).part == "network"}
     tuned = pretrained.search_weights(variant)
     if "weights" in given:  # then the search's own default: the opponents play them too, unless given
         del tuned["opponent_weights"]
@@ -136,7 +166,7 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
     if network_only and len(given) > 1:
         others = ", ".join(sorted(k for k in given if k != "simulations"))
         raise ValueError(f"strong:simulations=0 is the network alone; it takes no search option ({others})")
-    network = options.pop(pretrained.NETWORK, None)
+    network = options.get("network")
     if network is None:
         path = pretrained.weights_path(variant)
         trust = pretrained.SHIPPED_TRUST.get(variant.name)
@@ -150,7 +180,7 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
                 "(or leave network out for the shipped one)"
             )
     pretrained.need_torch()
-    policy = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **options)
+    policy = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **network_options)
     if network_only:
         policy.name = pretrained.NETWORK_ONLY
         return policy
@@ -161,9 +191,169 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
     return searcher
 
 
+# ---------------------------------------------------------------- the agents, each declared once
+
+# kernel modules by their labels in pyproject.toml's ``bigtwo.kernels`` entry points (bigtwo.env.engine.jit)
+HEURISTIC_KERNELS = ("heuristic_agent", "heuristic_control", "heuristic_decision", "heuristic_planner")
+SEARCH_KERNELS = (*HEURISTIC_KERNELS, "search")
+# the trainers' network scoring plays on the CPU, and the heuristic's where it advises the network (the
+# shipped networks are advised: bigtwo.train.advice)
+NETWORK_KERNELS = (*HEURISTIC_KERNELS, "pair_scores")
+
+SPECS: tuple[AgentSpec, ...] = (
+    AgentSpec("random", RandomAgent, "a uniformly random legal play"),
+    AgentSpec("greedy", GreedyAgent, "the lowest legal play; passes only when it must"),
+    AgentSpec(
+        "heuristic",
+        HeuristicAgent,
+        "plans the hand into few plays, keeps control, presses a player about to go out",
+        options=(WEIGHTS,),
+        kernels=HEURISTIC_KERNELS,
+    ),
+    AgentSpec(
+        "search",
+        SearchAgent,
+        "determinized Monte-Carlo search over the heuristic's top plays, with heuristic rollouts",
+        options=SEARCH_OPTIONS,
+        cost=SEARCH,
+        kernels=SEARCH_KERNELS,
+        internal=("prior", "trust"),  # both weigh a network's plays: strong's
+        web_rule=_web_rollouts,
+    ),
+    AgentSpec(
+        pretrained.STRONG,
+        _strong,
+        "search on top of the trained network shipped for the variant (needs torch); simulations=0: the network alone",
+        options=_strong_options(),
+        cost=SEARCH,
+        kernels=(*SEARCH_KERNELS, "pair_scores"),
+        parts={"search": SearchAgent, "network": ".pt"},  # the network: loaded by the .pt loader
+        internal=("prior", "path", "same_rules", "label"),  # the network is the prior; the file and its name, strong's
+        web_rule=_web_rollouts,
+    ),
+)
+AGENT_SPECS: dict[str, AgentSpec] = {spec.name: spec for spec in SPECS}
+# a checkpoint by its path (a documented kind, no name): the loader of its suffix builds it
+CHECKPOINT = AgentSpec(
+    "checkpoint",
+    load_agent,
+    "a trained checkpoint by its file's path, built by the loader of its suffix (.pt: the trainers' load_policy_agent)",
+    options=tuple(replace(o, part="network") for o in NETWORK_OPTIONS),
+    cost=NETWORK,
+    kernels=NETWORK_KERNELS,
+    web=False,  # a web seat names only the files the server was started with (bigtwo serve --agent-file)
+    parts={"network": ".pt"},
+    internal=("path", "same_rules", "label"),
+)
+# the entries built by a class: name -> class
+AGENTS: dict[str, type[Agent]] = {s.name: s.build for s in SPECS if isinstance(s.build, type)}
+
+
+# ---------------------------------------------------------------- names and options
+
+
+def split_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"search:simulations=64,top_k=4"`` as ``("search", {"simulations": 64, "top_k": 4})``."""
+    name, _, rest = spec.partition(":")
+    items = [s.strip() for s in rest.split(",") if s.strip()]
+    example = "e.g. 'search:simulations=64'"
+    return name, parse_settings(items, what=f"agent {spec!r}", form=f"options written key=value, {example}")
+
+
+def _looks_like_path(spec: str) -> bool:
+    path = Path(spec)
+    return path.exists() or path.suffix != "" or "/" in spec or "\\" in spec
+
+
+def make_agent(name_or_path: str | Path, variant: Variant | str, seed: int | None = None, **options: Any) -> Agent:
+    """An agent by name (a name of ``AGENT_SPECS``, optionally with ``:key=value,...`` options)
+    or by a checkpoint file's path, built to play ``variant``.
+
+    ``ValueError`` for an unknown name (listing the allowed ones), an option the agent does not
+    take or a value it does not allow (naming what is allowed), a checkpoint that does not exist
+    or no loader knows, or ``strong`` for a variant without shipped weights, with other rules than
+    its weights', or without torch."""
+    var = variant if isinstance(variant, Variant) else load_variant(variant)
+    spec = str(name_or_path)
+    name, spec_options = split_spec(spec) if isinstance(name_or_path, str) else (spec, {})
+    entry = AGENT_SPECS.get(name.lower())
+    if entry is not None:
+        given = entry.check_options({**spec_options, **options})
+        agent = entry.build(var, seed=seed, **given)
+        agent.options = entry.given(given)
+        if not isinstance(entry.build, type):
+            agent.built_as = entry.name  # strong: its repr names the entry, not the class it is
+        return agent
+    if _looks_like_path(spec):
+        agent = load_agent(Path(spec), var, seed, **options)
+        agent.options = {"path": spec, **agent.options}
+        return agent
+    raise ValueError(f"unknown agent {spec!r}; allowed: {', '.join(AGENT_SPECS)}, or a path to a checkpoint file (.pt)")
+
+
 def make_agent_from_spec(spec: str | Agent, variant: Variant, seed: int | None = None) -> Agent:
     """``spec`` itself if it is an ``Agent``, else ``make_agent(spec, variant, seed)``."""
     return spec if isinstance(spec, Agent) else make_agent(spec, variant, seed=seed)
+
+
+def spec_of(spec: str) -> AgentSpec | None:
+    """The declaration of the agent ``spec`` names (``"search:simulations=8"``): its entry of
+    ``AGENT_SPECS``, ``CHECKPOINT`` for a path of a suffix the installed loaders read, else ``None``.
+
+    >>> spec_of("Search:simulations=8").name, spec_of("runs/a/step_1.pt").name, spec_of("alphago")
+    ('search', 'checkpoint', None)
+    """
+    text = str(spec)
+    name = text.partition(":")[0].strip().lower()
+    if name in AGENT_SPECS:
+        return AGENT_SPECS[name]
+    if _looks_like_path(text) and Path(text).suffix.lower() in installed_suffixes():
+        return CHECKPOINT
+    return None
+
+
+def kernel_modules(specs: Iterable[str]) -> list[str]:
+    """The compiled kernel modules the agents ``specs`` run besides the engine's (their
+    declarations' ``kernels``, as pyproject.toml's ``bigtwo.kernels`` entry points name them),
+    sorted; what ``bigtwo.cli.play.say_if_compiling`` looks for. ``ValueError`` for a label
+    nothing declares.
+
+    >>> kernel_modules(["random", "greedy"])
+    []
+    >>> kernel_modules(["search:simulations=8"])[-1]
+    'bigtwo.agents.search'
+    """
+    declared = declared_kernels()
+    labels = {label for s in specs if (entry := spec_of(s)) is not None for label in entry.kernels}
+    unknown = sorted(labels - set(declared))
+    if unknown:
+        raise ValueError(
+            f"kernel label(s) {', '.join(unknown)} are not declared in pyproject.toml's bigtwo.kernels entry points; "
+            f"declared: {', '.join(declared)}"
+        )
+    return sorted(declared[label] for label in labels)
+
+
+def part_target(entry: AgentSpec, part: str) -> Callable[..., Any]:
+    """What takes the options of ``entry``'s ``part``: its callable, or the installed loader of its suffix."""
+    target = entry.parts[part]
+    return installed_loader(target) if isinstance(target, str) else target
+
+
+def agents_table() -> str:
+    """The agents page's table (docs/agents.md): every declared agent, and a checkpoint, with
+    what it plays, its options (default), cost, kernels and whether a web seat may have it."""
+    rows = ["| agent | what | options (defaults) | cost | kernels | web seat |", "|---|---|---|---|---|---|"]
+    for entry in (*SPECS, CHECKPOINT):
+        name = "a file path" if entry is CHECKPOINT else f"`{entry.name}`"
+        options = ", ".join(f"`{o.name}={o.default!r}`" for o in entry.options)
+        kernels = ", ".join(f"`{label}`" for label in entry.kernels) or "the engine's only"
+        web_only = entry.option_names(web=True)
+        refused = [f"`{o.name}`" for o in entry.options if o.name not in web_only]
+        web = "no" if not entry.web else f"yes, not {', '.join(refused)}" if refused else "yes"
+        cells = [name, entry.about, options or "none", entry.cost, kernels, web]
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)
 
 
 def parse_agent_list(text: str) -> list[str]:
@@ -198,89 +388,6 @@ def parse_agent_list(text: str) -> list[str]:
     return out
 
 
-# ---------------------------------------------------------------- checkpoint loaders
-
-
-def _matcher(suffix_or_predicate: str | Match) -> Match:
-    if isinstance(suffix_or_predicate, str):
-        suffix = suffix_or_predicate.lower()
-        if not suffix.startswith("."):
-            raise ValueError(f"a loader suffix starts with a dot, e.g. '.pt'; got {suffix_or_predicate!r}")
-        return lambda p: p.name.lower().endswith(suffix)
-    if callable(suffix_or_predicate):
-        return suffix_or_predicate
-    raise ValueError(
-        f"register a loader for a suffix such as '.pt' or a predicate on the path, got {suffix_or_predicate!r}"
-    )
-
-
-def register_loader(suffix_or_predicate: str | Match, fn: Loader) -> None:
-    """Load files matching ``suffix_or_predicate`` (``".pt"``, or ``f(Path) -> bool``) with
-    ``fn(path: str, variant: Variant, seed: int | None, **options) -> Agent``. Later
-    registrations take precedence."""
-    if not callable(fn):
-        raise ValueError(f"a loader must be callable, got {fn!r}")
-    _LOADERS.append((suffix_or_predicate, _matcher(suffix_or_predicate), fn))
-
-
-def unregister_loader(suffix_or_predicate: str | Match) -> None:
-    """Remove the loaders registered for exactly this suffix or predicate."""
-    _LOADERS[:] = [entry for entry in _LOADERS if entry[0] != suffix_or_predicate]
-
-
-def _entry_point_loader(ep: EntryPoint) -> Loader:
-    """A loader that imports ``ep`` when first called; ``ValueError`` naming what is missing."""
-
-    def load(path: str, variant: Variant, seed: int | None = None, **options: Any) -> Agent:
-        try:
-            fn = ep.load()
-        except ImportError as exc:
-            dist = ep.dist.name if ep.dist is not None else "its package"
-            raise ValueError(
-                f"{path}: .{ep.name} files are loaded by {ep.value} (from {dist}), which cannot be imported: {exc}. "
-                f"Trained checkpoints need the train extra: pip install 'bigtwo[train]'"
-            ) from exc
-        return fn(path, variant, seed, **options)
-
-    return load
-
-
-@functools.cache
-def _installed_loaders() -> tuple[tuple[str, Match, Loader], ...]:
-    """The loaders declared by installed packages (entry points of ``LOADER_GROUP``)."""
-    found = []
-    for ep in entry_points(group=LOADER_GROUP):
-        suffix = "." + ep.name.lstrip(".")
-        found.append((suffix, _matcher(suffix), _entry_point_loader(ep)))
-    return tuple(found)
-
-
-def known_suffixes() -> list[str]:
-    """Suffixes with a loader, registered or installed (predicates are not listed)."""
-    keys = [key for key, _m, _f in (*_installed_loaders(), *_LOADERS)]
-    return sorted({key for key in keys if isinstance(key, str)})
-
-
-def load_agent(path: str | Path, variant: Variant | str, seed: int | None = None, **options: Any) -> Agent:
-    """The ``Agent`` stored in the checkpoint file ``path``, to play ``variant``.
-
-    ``ValueError`` if the file does not exist, no loader knows it, or its loader's package cannot
-    be imported (e.g. a ``.pt`` file without torch)."""
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"checkpoint file {str(path)!r} does not exist")
-    if not p.is_file():
-        raise ValueError(f"checkpoint {str(path)!r} is not a file")
-    var = variant if isinstance(variant, Variant) else load_variant(variant)
-    for _key, match, fn in (*reversed(_LOADERS), *reversed(_installed_loaders())):
-        if match(p):
-            return fn(str(p), var, seed, **options)
-    raise ValueError(
-        f"{str(path)!r} is not a checkpoint any loader knows; known suffixes: {', '.join(known_suffixes()) or 'none'} "
-        f"(loaders come from register_loader or the {LOADER_GROUP!r} entry points of installed packages)"
-    )
-
-
 def default_opponent(variant: Variant) -> tuple[str, str]:
     """The default opponent for ``variant`` and a line saying which: ``strong`` where its weights
     are shipped and load for these rules (with torch), else ``heuristic`` with the reason."""
@@ -291,3 +398,31 @@ def default_opponent(variant: Variant) -> tuple[str, str]:
     except ValueError as exc:  # a BIGTWO_PRETRAINED_DIR that is no folder, other rules, no torch
         return "heuristic", f"Opponents: heuristic ({exc})."
     return pretrained.STRONG, f"Opponents: strong, the trained agent shipped for {variant.name}."
+
+
+__all__ = [
+    "AGENTS",
+    "AGENT_SPECS",
+    "CHECKPOINT",
+    "LIGHT",
+    "NETWORK",
+    "SEARCH",
+    "SPECS",
+    "WEB_SECONDS",
+    "WEB_SIMULATIONS",
+    "WEB_THREADS",
+    "WEB_TOP_K",
+    "agents_table",
+    "default_opponent",
+    "kernel_modules",
+    "known_suffixes",
+    "load_agent",
+    "make_agent",
+    "make_agent_from_spec",
+    "parse_agent_list",
+    "part_target",
+    "register_loader",
+    "spec_of",
+    "split_spec",
+    "unregister_loader",
+]

@@ -7,8 +7,8 @@ in flight, so a lane serves its rooms in turn:
 
 | lane | runs |
 |---|---|
-| ``light`` | the quick agents' plays (``random``, ``greedy``, ``heuristic``): a room of them never waits behind a search |
-| ``heavy`` | the searchers' plays (``search``, ``strong``, checkpoint files), each within the web's budget (``room.MAX_SECONDS``, ``room.MAX_SIMULATIONS``) and with ``room.MAX_AGENT_THREADS`` rollout threads (one core fewer than the engine would take: the event loop keeps one) |
+| ``light`` | the quick agents' plays (``LIGHT``, declared of cost ``light``: ``random``, ``greedy``, ``heuristic``): a room of them never waits behind a search |
+| ``heavy`` | the searchers' plays (``SEARCHERS``, declared of cost ``search``: ``search``, ``strong``) and checkpoint files', each within the web's budget (their declared caps: ``bigtwo.agents.registry.WEB_SECONDS``, ``WEB_SIMULATIONS``) and with ``room.MAX_AGENT_THREADS`` rollout threads (one core fewer than the engine would take: the event loop keeps one) |
 | ``coach`` | the coach's advice and replays with advice, one move at a time, so a long replay never holds up a room |
 | ``builder`` | building agents and coaches (loading networks) and checking a new room's form |
 
@@ -47,13 +47,15 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
+from bigtwo.agents import spec as declared
 from bigtwo.agents.base import Agent
-from bigtwo.agents.registry import AGENTS, default_opponent, make_agent, split_spec
+from bigtwo.agents.registry import AGENT_SPECS, default_opponent, make_agent, split_spec
 from bigtwo.env.envs.game import Game
 from bigtwo.env.records.record import game_from_record
 from bigtwo.env.rules.variant import Variant, load_variant, variant_names
 from bigtwo.web.coach import Coach, Position
 from bigtwo.web.room import (
+    AGENT_OPTIONS,
     DEFAULT_AWAY,
     DEFAULT_PACE,
     DEFAULT_TURN,
@@ -74,9 +76,11 @@ MAX_QUEUE = 256  # messages waiting for one connection
 SEND_TIMEOUT = 10.0  # seconds one send may block before the connection is dropped
 DEFAULT_TTL = 7 * 24 * 3600.0  # seconds an idle room with nobody connected is kept
 SWEEP = 30.0  # seconds between looks for idle rooms
-LIGHT = ("random", "greedy", "heuristic")  # agents whose plays take well under a millisecond
 THINKING_NICE = 5  # the heavy, coach and builder threads' nice value
-SEARCHERS = ("search", "strong")  # given MAX_AGENT_THREADS rollout threads unless they ask for fewer
+# from the agents' declarations (bigtwo.agents.registry): whose plays take well under a millisecond (the
+# light lane), and the searchers, given MAX_AGENT_THREADS rollout threads unless they ask for fewer
+LIGHT = tuple(name for name, spec in AGENT_SPECS.items() if spec.cost == declared.LIGHT)
+SEARCHERS = tuple(name for name, spec in AGENT_SPECS.items() if spec.cost == declared.SEARCH)
 
 
 class Stopping(RoomError):
@@ -254,7 +258,7 @@ class Hub:
             )
         return {
             "variants": variants,
-            "agents": [*AGENTS, "strong", *self.agents.files],
+            "agents": [*AGENT_OPTIONS, *self.agents.files],
             "pace": self.pace,
             "away_timeout": self.away_timeout,
             "turn_timeout": self.turn_timeout,

@@ -49,9 +49,7 @@ from typing import Any
 import numpy as np
 
 from bigtwo.agents.base import Agent
-from bigtwo.agents.pretrained import SEARCH_OPTIONS
-from bigtwo.agents.registry import split_spec
-from bigtwo.env.engine.engine import THREADS
+from bigtwo.agents.registry import AGENT_SPECS, WEB_THREADS, split_spec
 from bigtwo.env.engine.seeds import check_seed
 from bigtwo.env.envs.game import Game
 from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, load_variant, variant_names, yaml_mapping
@@ -68,19 +66,12 @@ MAX_GAMES = 100  # games a web room's match may have (every state message carrie
 MAX_DESCRIPTION = 500  # characters of a variant's description (sent in every state message)
 MAX_NAME = 40  # characters of a seat's name
 MAX_KEPT = 20  # finished matches whose records a room keeps in memory
-STRONG = "strong"
-# what a web seat's agent may ask for: its options and, for the searchers, the budget of one move
+# the agents a web seat may have and the options it may set on them, as their declarations say
+# (bigtwo.agents.registry: each option's web caps, e.g. the budget of one move, are declared there too)
 AGENT_OPTIONS: dict[str, tuple[str, ...]] = {
-    "random": (),
-    "greedy": (),
-    "heuristic": ("weights",),
-    "search": tuple(o for o in SEARCH_OPTIONS if o != "trust"),  # trust weighs a prior: strong's network
-    STRONG: SEARCH_OPTIONS,
+    name: spec.option_names(web=True) for name, spec in AGENT_SPECS.items() if spec.web
 }
-MAX_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its largest, 4x the given one)
-MAX_SECONDS = 1.0  # seconds of search a move
-MAX_TOP_K = 10
-MAX_AGENT_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the event loop
+MAX_AGENT_THREADS = WEB_THREADS  # rollout threads: a core is left to the event loop
 FORM_FIELDS = ("variant", "yaml", "settings", "seats", "names", "pace", "away_timeout", "turn_timeout", "seed")
 
 AgentSource = Callable[[str, Variant], Agent]
@@ -104,15 +95,16 @@ def check_number(value: Any, what: str, high: float, unit: str = "seconds") -> f
 
 def check_agent(spec: Any, files: Mapping[str, Any] = {}) -> str:  # noqa: B006 - read only
     """``spec`` if a web seat may have that agent: a name of ``AGENT_OPTIONS`` with only its
-    options, a search budget within ``MAX_SIMULATIONS``, ``MAX_SECONDS``, ``MAX_TOP_K`` and
-    ``MAX_AGENT_THREADS``, or one of the checkpoint ``files`` the server was started with (by
+    options, each a value its declaration allows within the web's caps (``AgentSpec.check_options``
+    with ``web=True``: the budget of a move, ``bigtwo.agents.registry.WEB_SIMULATIONS``, ``WEB_SECONDS``,
+    ``WEB_TOP_K`` and ``WEB_THREADS``), or one of the checkpoint ``files`` the server was started with (by
     name). Never a path: a web seat cannot load what the server was not given. Builds nothing.
 
     >>> check_agent("search:simulations=500")
     'search:simulations=500'
     >>> check_agent("search:seconds=86400")
     Traceback (most recent call last):
-    bigtwo.web.room.RoomError: agent 'search:seconds=86400': seconds must be a number 0..1 on this server (seconds of search a move), got 86400
+    bigtwo.web.room.RoomError: agent 'search:seconds=86400': seconds must be a number 0..1 on this server (seconds per move), got 86400
     """
     allowed = [*AGENT_OPTIONS, *files]
     if not isinstance(spec, str) or not spec.strip():
@@ -134,26 +126,10 @@ def check_agent(spec: Any, files: Mapping[str, Any] = {}) -> str:  # noqa: B006 
     if unknown:
         takes = ", ".join(AGENT_OPTIONS[name]) or "no options"
         raise RoomError(f"agent {spec!r}: option {unknown[0]!r} is not allowed on this server; {name} takes: {takes}")
-
-    def bound(key: str, high: float, what: str, whole: bool = True) -> None:
-        v = options.get(key)
-        if v is None:
-            return
-        ok = not isinstance(v, bool) and isinstance(v, int if whole else (int, float)) and 0 < v <= high
-        if not ok:
-            kind = "an integer 1" if whole else "a number 0"
-            raise RoomError(f"agent {spec!r}: {key} must be {kind}..{high:g} on this server ({what}), got {v!r}")
-
-    scale = 4 if options.get("scale") == "cards" else 1
-    bound("simulations", MAX_SIMULATIONS // scale, "rollouts a move" + (" with scale=cards" if scale > 1 else ""))
-    bound("seconds", MAX_SECONDS, "seconds of search a move", whole=False)
-    bound("top_k", MAX_TOP_K, "candidate plays")
-    bound("threads", MAX_AGENT_THREADS, "rollout threads")
-    for key in ("weights", "opponent_weights"):
-        if key in options and not isinstance(options[key], str):
-            raise RoomError(f"agent {spec!r}: {key} must be a weight set's name on this server, got {options[key]!r}")
-    if name == STRONG and options.get("simulations") == 0:
-        raise RoomError(f"agent {spec!r}: simulations must be 1..{MAX_SIMULATIONS} on this server")
+    try:
+        AGENT_SPECS[name].check_options(options, web=True)
+    except ValueError as exc:
+        raise RoomError(f"agent {spec!r}: {exc}") from None
     return spec
 
 

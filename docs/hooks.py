@@ -7,6 +7,7 @@ part in its place before the page is converted, so nothing the code declares is 
 |---|---|---|
 | ``<!-- bigtwo:observation -->`` | the observation layout table (index ranges, 4 players, part, what) | ``bigtwo.env.engine.observation.layout_table`` (``LAYOUT``) |
 | ``<!-- bigtwo:actions -->`` | each named variant's action ids, one row per run of a kind | ``bigtwo.env.rules.actions.action_table`` |
+| ``<!-- bigtwo:agents -->`` | every agent's declaration: what it plays, options with defaults, cost, kernels, web use | ``bigtwo.agents.registry.agents_table`` (``SPECS``) |
 | ``<!-- bigtwo:train-fields -->`` | every training config field: default, description, what it allows | ``bigtwo.train.config`` (what ``bigtwo train --fields`` prints) |
 | ``<!-- bigtwo:api PACKAGE -->`` | one mkdocstrings ``:::`` block per module of the package | the package's folder |
 
@@ -49,6 +50,13 @@ def action_rows() -> str:
     return "\n".join(rows)
 
 
+def agents_table() -> str:
+    """Every declared agent (``bigtwo.agents.registry.SPECS``) and a checkpoint by path."""
+    from bigtwo.agents.registry import agents_table as table
+
+    return table()
+
+
 def train_fields() -> str:
     """Every ``TrainConfig`` field: its default, description and allowed values (``bigtwo train --fields``)."""
     from bigtwo.train.config import FIELDS, allowed_values, defaults, field_docs
@@ -80,7 +88,12 @@ def _expand(match: re.Match[str]) -> str:
     what, argument = match.group(1), match.group(2)
     if what == "api" and argument:
         return api_blocks(argument)
-    makers = {"observation": observation_table, "actions": action_rows, "train-fields": train_fields}
+    makers = {
+        "observation": observation_table,
+        "actions": action_rows,
+        "agents": agents_table,
+        "train-fields": train_fields,
+    }
     if what not in makers or argument:
         raise ValueError(
             f"unknown docs marker {match.group(0)!r}; allowed: {', '.join(f'bigtwo:{m}' for m in makers)}, bigtwo:api PACKAGE"

@@ -60,6 +60,7 @@ class PolicyAgent(Agent):
     """Plays with an ``ActionScorer``; see the module docstring."""
 
     name = "policy"
+    unlisted = ("label",)  # its name, not an option
     provenance: dict[str, Any] | None = None  # set by load_policy_agent from the checkpoint
     # torch threads for ``scores`` (None: torch's setting). Search sets 1: a one-position forward
     # gains nothing from more, and idle torch threads spinning after it slow the rollouts' threads

@@ -10,9 +10,9 @@ half as ``default``, half as ``collect``; under ``cards``, its own seat plays th
 the opponents are modelled as ``default``); with ``weights`` given, the opponents play those too
 unless ``opponent_weights`` is given as well. The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
-``strong:simulations=0`` plays the network alone (best-scored play), and the search options
-(``simulations``, ``seconds``, ``top_k``, ``threads``, ``schedule``, ``scale``, ``infer``, ``weights``, ``opponent_weights``,
-``trust``) change the search. ``strong:network=PATH`` searches on top of another network (a run's
+``strong:simulations=0`` plays the network alone (best-scored play), and the search's options
+(its declaration, ``bigtwo.agents.registry.AGENT_SPECS["strong"]``, lists them) change the search.
+``strong:network=PATH`` searches on top of another network (a run's
 checkpoint or an exported file, trained on the variant's rules) instead of the shipped one, so two
 networks' ``strong`` can meet at one table.
 The files:
@@ -53,22 +53,7 @@ from typing import Any
 
 from bigtwo.env.rules.variant import Variant
 
-STRONG = "strong"  # the agent name
-OPTIONS = ("mode", "device")  # what strong:KEY=VALUE may set (bigtwo.train.policy_agent.load_policy_agent's)
-# ... and with any of these, the network ranks the candidates of a search (bigtwo.agents.search.SearchAgent)
-SEARCH_OPTIONS = (
-    "simulations",
-    "seconds",
-    "top_k",
-    "threads",
-    "schedule",
-    "scale",
-    "infer",
-    "weights",
-    "opponent_weights",
-    "trust",
-)
-NETWORK = "network"  # strong:network=PATH: that checkpoint or exported file instead of the shipped one (not on the web)
+STRONG = "strong"  # the agent name; its options are declared in bigtwo.agents.registry (AGENT_SPECS["strong"])
 # the search ``strong`` plays with no options (measured: docs/strong.md), with the
 # heuristic weights ``search_weights`` picks; simulations=0: the network alone. 400 rollouts, which the
 # halved rollout cost would allow, measured no better on 2,000 deals of either shipped variant and

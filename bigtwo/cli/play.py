@@ -22,12 +22,9 @@ from bigtwo.cli.options import (
 )
 
 # Whose compiled kernels (the modules ``bigtwo.env.engine.jit.kernel_files`` lists, declared in pyproject.toml's
-# ``bigtwo.kernels`` group) a command runs: every command the engine's, these agents their package's too.
+# ``bigtwo.kernels`` group) a command runs: every command the engine's, and each agent those its declaration
+# names (``bigtwo.agents.registry.kernel_modules``).
 ENGINE_KERNELS = ("bigtwo.env",)
-AGENT_KERNELS = {
-    "heuristic": ("bigtwo.agents.heuristic",),
-    "search": ("bigtwo.agents.heuristic", "bigtwo.agents.search"),
-}
 COMPILING = "bigtwo: compiling the game's kernels (first run after an install or an update, about a minute)..."
 
 
@@ -53,13 +50,13 @@ def kernels_cached(cache_dir: Path | None, modules: Sequence[str] = ENGINE_KERNE
 
 
 def say_if_compiling(agents: Sequence[str] = (), stream: TextIO | None = None) -> bool:
-    """Print ``COMPILING`` on ``stream`` (stderr) when the kernels a command with these agent
-    names will run are not compiled yet, so a first run does not sit silent for a minute;
-    returns whether it did."""
+    """Print ``COMPILING`` on ``stream`` (stderr) when the kernels a command with these agents
+    (names or checkpoint paths) will run are not compiled yet, so a first run does not sit silent
+    for a minute; returns whether it did."""
+    from bigtwo.agents.registry import kernel_modules
     from bigtwo.env.engine.jit import CACHE_DIR
 
-    names = {str(a).partition(":")[0].strip().lower() for a in agents}
-    modules = [*ENGINE_KERNELS, *sorted({m for n in names if n in AGENT_KERNELS for m in AGENT_KERNELS[n]})]
+    modules = [*ENGINE_KERNELS, *kernel_modules(str(a) for a in agents)]
     if kernels_cached(CACHE_DIR, modules):
         return False
     out = sys.stderr if stream is None else stream
