@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from math import comb
+from typing import Any
 
 import numba
 import numpy as np
@@ -275,18 +276,42 @@ class Engine:
         self._obs = np.zeros((n, self.obs_size), np.float32)
         self._global: np.ndarray | None = None  # global_state's buffer and kernel, made on first use
         self._global_kernel: Callable | None = None
+        # calls that changed the state (step, step_observe, reset, set_position, load_state): whoever
+        # keeps something computed from the state (Game's observation after a play) knows it is current
+        self.changes = 0
+        self._link()
+        self.reset(seed)
+
+    def _link(self) -> None:
+        """The compiled entry points for this engine's arrays, and the per-thread slices of its state
+        (views: the state's arrays are never replaced, only written)."""
+        n = self.num_games
         R, S, acts, seats = self.rules, self.state, np.zeros(n, np.int64), np.zeros(n, np.int64)
         self._check = compiled(kernels.check_actions, acts, S.over, S.legal, S.legal_n)
         self._legal = compiled(kernels.legal_all, R, S)
         self._step = compiled(kernels.step_legal_all, acts, R, S, self.autoreset)
         self._observe = compiled(observe_all, seats, self._obs, R, S)
         self._step_observe: Callable | None = None  # step_observe's kernel, made on first use
-        # calls that changed the state (step, step_observe, reset, set_position, load_state): whoever
-        # keeps something computed from the state (Game's observation after a play) knows it is current
-        self.changes = 0
-        self._slices = batch_slices(S, self._threads)  # the state's arrays are never replaced, only written
+        self._global_kernel = None
+        self._slices = batch_slices(S, self._threads)
         self._reset = compiled(kernels.reset_all, R, S, True)
-        self.reset(seed)
+
+    # The compiled entry points and the state's slices cannot be pickled (nor should they be: they
+    # belong to this process); a pickle holds the variant and the arrays, and loading it links again.
+    _LINKED = ("_check", "_legal", "_step", "_observe", "_step_observe", "_global_kernel", "_slices", "_reset")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle keeps: everything but the compiled entry points, the state's slices and the
+        tables rebuilt from the variant (``table``, ``rules``)."""
+        return {k: v for k, v in self.__dict__.items() if k not in (*self._LINKED, "table", "rules")}
+
+    def __setstate__(self, saved: dict[str, Any]) -> None:
+        """An engine in the pickled position, linked to this process's kernels: it plays on as the
+        pickled one would."""
+        self.__dict__.update(saved)
+        self.table = action_table(self.variant)
+        self.rules = make_rules(self.variant, self.table)
+        self._link()
 
     # ------------------------------------------------------------ life cycle
 
