@@ -48,7 +48,8 @@ from bigtwo.env.engine.state import STATE_VERSION, state_all, state_size
 from bigtwo.env.rules.actions import ActionTable, action_table
 from bigtwo.env.rules.cards import NUM_CARDS, card_texts, cards_to_mask, mask_to_cards, parse_cards
 from bigtwo.env.rules.combos import PLAY_SIZES
-from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, choice_code, load_variant
+from bigtwo.env.rules.declaration import FP, IP, RULES_ARRAYS
+from bigtwo.env.rules.variant import DEFAULT_VARIANT, FP_SLOTS, IP_SLOTS, SETTINGS, Variant, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
 THREADS = max(1, min(4, usable_cores()))
@@ -122,43 +123,36 @@ class StepResult:
 
 
 def make_rules(variant: Variant, table: ActionTable) -> kernels.Rules:
-    """The kernels' view of a variant and its action table."""
+    """The kernels' view of a variant and its action table: every setting sent where its
+    declaration routes it (``bigtwo.env.rules.declaration``): its ``ip`` or ``fp`` slot, or the
+    ``Rules`` array it is made into (the action-table settings arrive through ``table``)."""
     ip = np.zeros(kernels.IP_NUM, dtype=np.int64)
-    ip[kernels.IP_PLAYERS] = variant.players
-    ip[kernels.IP_CPP] = variant.cards_per_player
-    ip[kernels.IP_OPENING] = variant.opening_card_id
-    ip[kernels.IP_OPEN_EVERY] = int(variant.opening_every_game)
-    ip[kernels.IP_PAIR_CHAIN] = int(variant.pair_chain)
-    ip[kernels.IP_TWO_ENDS] = int(variant.two_ends_trick)
-    ip[kernels.IP_LAST_CARD] = choice_code("last_card_rule", variant.last_card_rule)
-    ip[kernels.IP_SCORING] = choice_code("scoring", variant.scoring)
-    ip[kernels.IP_GAMES] = variant.games
-    ip[kernels.IP_TWOS_MULT] = variant.penalty_multiplier_for_twos
-    ip[kernels.IP_DIRECTION] = choice_code("direction_per_game", variant.direction_per_game)
     fp = np.zeros(kernels.FP_NUM, dtype=np.float64)
-    fp[kernels.FP_UNIT] = variant.unit
-    fp[kernels.FP_BUY_IN] = variant.buy_in
-    fp[kernels.FP_RAKE] = variant.rake
-    fp[kernels.FP_TARGET] = variant.target_score
+    arrays: dict[str, np.ndarray] = {}
+    for name, setting in SETTINGS.items():
+        value = getattr(variant, name)
+        for route in setting.kernels:
+            if route.target == IP:
+                ip[IP_SLOTS[name]] = setting.encode(route, value)
+            elif route.target == FP:
+                fp[FP_SLOTS[name]] = setting.encode(route, value)
+            elif route.target in RULES_ARRAYS:
+                arrays[route.target] = setting.encode(route, value)
     fp[kernels.FP_SCORE_SCALE] = 1.0 / abs(variant.worst_payoff)  # observed match scores: per worst game
-    windows = np.array([w for w, _top in variant.straights], dtype=np.int64).reshape(-1, 5)
-    tiers = np.array(variant.tiers, dtype=np.float64).reshape(-1, 2)
     return kernels.Rules(
-        ip,
-        fp,
-        np.array(variant.suit_rank, dtype=np.int64),
-        windows,
-        tiers,
-        table.sizes,
-        table.kinds,
-        table.places(),
-        table.masks,
-        table.beat_start,
-        table.group_end,
-        table.hash_keys,
-        table.hash_ids,
-        table.hash_bits,
-        rank_ids(table),
+        ip=ip,
+        fp=fp,
+        **{name: arrays[name] for name in RULES_ARRAYS},  # every array a declaration routes to
+        sizes=table.sizes,
+        kinds=table.kinds,
+        places=table.places(),
+        masks=table.masks,
+        beat_start=table.beat_start,
+        group_end=table.group_end,
+        hash_keys=table.hash_keys,
+        hash_ids=table.hash_ids,
+        bits=table.hash_bits,
+        rank_ids=rank_ids(table),
     )
 
 

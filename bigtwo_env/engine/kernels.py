@@ -4,7 +4,9 @@ Every kernel takes the variant's ``Rules`` and the batch's ``State`` (arrays, ba
 loops over games. The batch kernels release the GIL, so the engine runs them on slices of the
 batch in threads, one per core (Numba's ``prange`` does not write through a tuple of arrays).
 
-Integer settings travel in ``ip`` (``IP_*`` indices), numbers in ``fp`` (``FP_*``). A card set is a
+Integer settings travel in ``ip`` (``IP_*`` indices), numbers in ``fp`` (``FP_*``): each setting
+declares its slot with itself (``bigtwo.env.rules.variant``, ``IP_SLOTS``/``FP_SLOTS``), and
+``engine.make_rules`` fills them from the declarations. A card set is a
 ``uint64`` with bit ``c`` for card ``c``; a card's value (rank, then the variant's suit order)
 is ``rank * 4 + suit_rank[suit]``.
 
@@ -27,7 +29,7 @@ import numpy as np
 
 from bigtwo.env.engine.jit import njit
 from bigtwo.env.rules.combos import KIND_INDEX
-from bigtwo.env.rules.variant import choice_code
+from bigtwo.env.rules.variant import FP_SLOTS, IP_SLOTS, choice_code
 
 U1 = np.uint64(1)
 U0 = np.uint64(0)
@@ -40,10 +42,20 @@ K_FULL = KIND_INDEX["full_house"]
 K_FOUR = KIND_INDEX["four_of_a_kind"]
 TWO_RANK = 12
 
-# Integer settings (ip) and number settings (fp).
-IP_PLAYERS, IP_CPP, IP_OPENING, IP_OPEN_EVERY, IP_PAIR_CHAIN, IP_TWO_ENDS = 0, 1, 2, 3, 4, 5
-IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_DIRECTION, IP_NUM = 6, 7, 8, 9, 10, 11
-FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET, FP_SCORE_SCALE, FP_NUM = 0, 1, 2, 3, 4, 5
+# Integer settings (ip) and number settings (fp): each setting's slot is declared with the setting
+# (``variant.IP_SLOTS``, ``variant.FP_SLOTS``); these are the kernels' names for them.
+IP_PLAYERS, IP_CPP, IP_OPENING, IP_OPEN_EVERY, IP_PAIR_CHAIN, IP_TWO_ENDS = (
+    IP_SLOTS[name]
+    for name in ("players", "cards_per_player", "opening_card", "opening_every_game", "pair_chain", "two_ends_trick")
+)
+IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_DIRECTION = (
+    IP_SLOTS[name]
+    for name in ("last_card_rule", "scoring", "games", "penalty_multiplier_for_twos", "direction_per_game")
+)
+IP_NUM = len(IP_SLOTS)
+FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET = (FP_SLOTS[name] for name in ("unit", "buy_in", "rake", "target_score"))
+FP_SCORE_SCALE = len(FP_SLOTS)  # not a setting: 1 / the variant's worst payoff of one game (make_rules)
+FP_NUM = FP_SCORE_SCALE + 1
 # The codes of the settings with a fixed list of values (``ip[IP_LAST_CARD]``, ``ip[IP_SCORING]``,
 # ``ip[IP_DIRECTION]``): each value's place in ``variant.CHOICES``, taken from there (``choice_code``).
 LAST_CARD_OFF, LAST_CARD_ENFORCE, LAST_CARD_LIABILITY = (
