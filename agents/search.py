@@ -18,7 +18,7 @@ Per move (for a seat with more than one legal play):
    ``PASS_WEIGHT`` (not 0: the table's players are not the heuristic, and may hold back).
 3. **Rollouts.** One batched ``Engine`` holds ``samples x candidates`` copies of the position
    (``Engine.set_position``, the observer as seat 0, the other seats relative to it, so in the
-   game's own play order even when that game is reversed, ``direction_per_game``); each copy
+   game's own play order even when that game is reversed, ``turn_order``); each copy
    plays its candidate, then every seat plays the heuristic (the observer's with ``weights``, the
    others with ``opponent_weights``; with a mix of sets, ``"default+collect"``, the samples take
    them in turn, so each set models the opponents in its share of the deals) until that copy's game is over, all

@@ -86,20 +86,21 @@ def test_variant_numbers_are_finite_and_bounded(fields: dict, field: str, allowe
     assert len(msg) < 400, msg  # a 400-digit number is shortened
 
 
-def test_variant_docstring_table_gives_the_bounds() -> None:
-    import bigtwo.env.rules.variant
+def test_the_settings_table_gives_the_bounds() -> None:
+    """The table of settings (RULES.md, ``bigtwo variants --settings``) states each bound the loader holds."""
+    from bigtwo.env.rules.variant import settings_table
 
-    doc = bigtwo.env.rules.variant.__doc__ or ""
+    table = settings_table()
     for row in (
-        "| unit | number, 0 < unit <= 1e6 |",
-        "| buy_in | number 0 .. 1e12",
-        "| rake | number 0 .. 1e12 |",
-        "| penalty_multiplier_for_twos | integer 1 .. 100 |",
-        "| games | integer 1 .. 1,000,000",
-        "| target_score | number 0 .. 1e15",
-        "multipliers 0 < m <= 1000",
+        "| `unit` | `1` | a finite number > 0 and <= 1e6 |",
+        "| `buy_in` | `0` | a finite number >= 0 (0 = off) and <= 1e12 |",
+        "| `rake` | `0` | a finite number >= 0 (0 = off) and <= 1e12 |",
+        "| `penalty_multiplier_for_twos` | `1` | an integer >= 1 (1 = off) and <= 100 |",
+        "| `games` | `1` | an integer >= 1 and <= 1,000,000 |",
+        "| `target_score` | `0` | a finite number >= 0 (0 = off) and <= 1e15 |",
+        "multipliers numbers > 0 (up to 1000)",
     ):
-        assert row in doc, row
+        assert row in table, row
     assert BOUNDS["unit"] == (0, 1e6) and BOUNDS["games"] == (1, 1_000_000)
 
 

@@ -104,10 +104,10 @@ BATCH_CASES = [
         True,
     ),
     ("pusoy-dos", {"cards_per_player": 5, "scoring": "win_loss", "games": 40, "target_score": 2}, True),
-    ("taiwan", {"cards_per_player": 4, "games": 3, "direction_per_game": "random", "last_card_rule": "enforce"}, True),
+    ("taiwan", {"cards_per_player": 4, "games": 3, "turn_order": "random", "last_card_rule": "enforce"}, True),
     (
         "online-cn",
-        {"players": 3, "cards_per_player": 6, "games": 4, "direction_per_game": "random", "scoring": "collect"},
+        {"players": 3, "cards_per_player": 6, "games": 4, "turn_order": "random", "scoring": "collect"},
         False,
     ),
 ]
@@ -186,7 +186,7 @@ INVARIANT_CASES = [
     ("taiwan", {"cards_per_player": 6, "games": 30, "target_score": 10}),
     ("japan", {"scoring": "collect", "tiers": [[8, 2], [12, 3]], "games": 2, "penalty_multiplier_for_twos": 2}),
     ("online-cn", {"cards_per_player": 6, "scoring": "collect", "tiers": [[4, 1.5]], "buy_in": 9, "games": 4}),
-    ("hong-kong", {"players": 3, "cards_per_player": 6, "games": 5, "direction_per_game": "random", "unit": 2}),
+    ("hong-kong", {"players": 3, "cards_per_player": 6, "games": 5, "turn_order": "random", "unit": 2}),
 ]
 
 
@@ -747,7 +747,7 @@ def test_no_leak_mid_match(name: str, overrides: dict) -> None:
     [
         ("last_card_rule", "LAST_CARD", kernels.IP_LAST_CARD),
         ("scoring", "SCORING", kernels.IP_SCORING),
-        ("direction_per_game", "DIRECTION", kernels.IP_DIRECTION),
+        ("turn_order", "TURN_ORDER", kernels.IP_TURN_ORDER),
     ],
 )
 def test_the_kernels_setting_codes_are_the_variant_choices(setting: str, prefix: str, slot: int) -> None:

@@ -38,7 +38,7 @@ SAVED = (
         "fc2e6792415362b71195439daf6e007629484ca1330c31a35de9218e9ba60e76",
     ),
     (
-        {"direction_per_game": "alternate", "games": 3, "last_card_rule": "liability"},
+        {"turn_order": "alternate", "games": 3, "last_card_rule": "liability"},
         "edacf1809ca97c1716f6b18ac2811536e3309174577046b2b22837aced6af6d6",
     ),
 )
@@ -275,7 +275,7 @@ TRACKED = [
     ("taiwan", {}),
     ("online-cn", {"players": 3, "games": 3}),  # two_ends_trick, liability, alternate direction
     ("japan", {"pair_chain": True, "players": 2, "cards_per_player": 20}),
-    ("taiwan", {"cards_per_player": 5, "games": 4, "direction_per_game": "random", "last_card_rule": "liability"}),
+    ("taiwan", {"cards_per_player": 5, "games": 4, "turn_order": "random", "last_card_rule": "liability"}),
 ]
 
 

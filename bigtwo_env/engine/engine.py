@@ -10,7 +10,7 @@ game ends its payoffs are reported, and the next game is dealt at once (its winn
 until the match is over.
 
 Play order: a game plays seat + 1 next, or seat - 1 when it is reversed (``Engine.reverse``, one
-flag per game, set as each game starts by ``direction_per_game``: ``fixed`` never, ``alternate``
+flag per game, set as each game starts by ``turn_order``: ``fixed`` never, ``alternate``
 the match's 2nd, 4th, ... game, ``random`` drawn from the game's seed and deal number). A reversed
 game moves everything that follows the order: the turn, the last-card duty (the seat before the
 one-card holder), liability, the settlement order under ``buy_in`` and the observations' relative

@@ -34,7 +34,8 @@ well inside float32 and float64 (no inf, no NaN); games played fit the engine's 
 Integers must be integers (``2.0`` is no ``games``); ``.inf``, ``.nan`` and numbers past the
 bounds raise ``ValueError`` naming the field.
 
-``direction_per_game``: ``fixed`` plays every game of a match in seat order (seat + 1 next);
+``seating`` says which way the seats sit round a table when it is shown (a label, no rule);
+``turn_order``: ``fixed`` plays every game of a match in seat order (seat + 1 next);
 ``alternate`` reverses the order in the match's 2nd, 4th, ... game; ``random`` draws each game's
 order from the game's seed and deal number. A reversed game plays seat - 1 next, which also moves
 the last-card duty and the settlement order (see ``Engine``).
@@ -49,7 +50,10 @@ the last-card duty and the settlement order (see ``Engine``).
 from __future__ import annotations
 
 import dataclasses
+import json
 import reprlib
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -319,18 +323,28 @@ class Variant:
         "A match also ends when a seat's score reaches this.",
         fp(),
     )
-    direction: str = setting(
+    seating: str = setting(
         "counterclockwise",
         OneOf("clockwise", "counterclockwise"),
-        "Which way seats 0, 1, 2, ... go round the table when it is shown (labelling only).",
+        "Which way seats 0, 1, 2, ... sit round the table when it is shown (a label: play order is turn_order).",
     )
-    direction_per_game: str = setting(
+    turn_order: str = setting(
         "fixed",
         OneOf("fixed", "alternate", "random"),
         "Each game's play order: the same every game, reversed every other game, or drawn per game.",
         ip("code"),
     )
     description: str = field(default="", compare=False)
+
+    @property
+    def direction(self) -> str:
+        """Deprecated name of ``seating`` (read until 0.3)."""
+        return _renamed_attribute(self, "direction")
+
+    @property
+    def direction_per_game(self) -> str:
+        """Deprecated name of ``turn_order`` (read until 0.3)."""
+        return _renamed_attribute(self, "direction_per_game")
 
     @property
     def suit_rank(self) -> tuple[int, ...]:
@@ -354,15 +368,28 @@ class Variant:
         """Card id of ``opening_card``, or -1 for ``lowest``."""
         return -1 if self.opening_card == "lowest" else card_from_text(self.opening_card)
 
-    def rules_key(self) -> tuple[Any, ...]:
-        """The fields that decide which plays exist and how they compare (the action table)."""
-        return (self.suit_order, self.straights, self.jqka2_suited, self.flush_order, self.pair_chain)
+    def action_table_key(self) -> tuple[Any, ...]:
+        """The settings that decide which plays exist and how they compare (``ACTION_TABLE_SETTINGS``,
+        the settings declared with the action-table route): variants with equal keys share one action
+        table (``bigtwo.env.rules.actions.action_table``) and so one set of action ids."""
+        return tuple(getattr(self, name) for name in ACTION_TABLE_SETTINGS)
+
+    def rules_key(self) -> str:
+        """The rules' identity, as text: every field but ``name`` and ``description`` (``to_dict`` as
+        sorted JSON). Variants with equal keys are the same rules under other names (the web table
+        shares a built agent between them).
+
+        >>> load_variant("taiwan").rules_key() == load_variant("taiwan", name="mine").rules_key()
+        True
+        """
+        return json.dumps({k: v for k, v in self.to_dict().items() if k not in ABOUT}, sort_keys=True)
 
     def replace(self, **overrides: Any) -> Variant:
         """A copy with some fields changed, checked like ``load_variant``."""
+        source = f"variant {self.name!r}"
         data = self.to_dict()
-        data.update(overrides)
-        return _build(data, source=f"variant {self.name!r}")
+        data.update(_new_names(overrides, source, warn=True, stacklevel=3))
+        return _build(data, source=source)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML-ready fields (``straights`` as its preset name or window texts)."""
@@ -458,6 +485,43 @@ ACTION_TABLE_SETTINGS: tuple[str, ...] = tuple(
 )
 """The settings that shape the action table (``Variant.action_table_key``)."""
 ABOUT = ("name", "description")  # fields that name and describe a variant: text, no rule
+RENAMED = {"direction": "seating", "direction_per_game": "turn_order"}
+"""Settings' old names (0.2) and their names now. A user's YAML file, override or attribute still
+reads an old name until 0.3, with a ``DeprecationWarning``; what a record, checkpoint or room stored
+under an old name is read without one (``stored_variant``)."""
+RENAMED_UNTIL = "0.3"
+
+
+def _renamed_attribute(variant: Variant, old: str) -> Any:
+    warnings.warn(
+        f"Variant.{old} is now Variant.{RENAMED[old]}; the old name goes in {RENAMED_UNTIL}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return getattr(variant, RENAMED[old])
+
+
+def _new_names(data: dict[str, Any], source: str, warn: bool, stacklevel: int = 2) -> dict[str, Any]:
+    """``data`` with each setting under its current name (``RENAMED``); ``warn``: say so with a
+    ``DeprecationWarning`` naming ``source`` (``stacklevel`` as ``warnings.warn``'s, counted from
+    here: 3 is the caller of the function that calls this one). An old name given beside its new
+    one is an error."""
+    old_names = [old for old in RENAMED if old in data]
+    if not old_names:
+        return data
+    data = dict(data)
+    for old in old_names:
+        new = RENAMED[old]
+        if new in data:
+            raise ValueError(f"{source}: field {old!r} is the old name of {new!r}; give {new!r} only")
+        if warn:
+            warnings.warn(
+                f"{source}: field {old!r} is now {new!r}; the old name is read until {RENAMED_UNTIL}",
+                DeprecationWarning,
+                stacklevel=stacklevel,
+            )
+        data[new] = data.pop(old)
+    return data
 
 
 def choice_code(setting: str, value: Any) -> int:
@@ -523,6 +587,9 @@ def _check_field(source: str, name: str, value: Any) -> Any:
 
 
 def _build(data: dict[str, Any], source: str) -> Variant:
+    """A checked ``Variant`` from field values (a YAML file's, overrides); an old name (``RENAMED``)
+    is read with a ``DeprecationWarning``."""
+    data = _new_names(data, source, warn=True)
     known = set(SETTINGS) | set(ABOUT)
     unknown = sorted(set(data) - known)
     if unknown:
@@ -545,6 +612,22 @@ def _build(data: dict[str, Any], source: str) -> Variant:
             f"allowed cards_per_player for {variant.players} players: 1..{52 // variant.players}"
         )
     return variant
+
+
+def stored_variant(settings: Mapping[str, Any], source: str = "stored variant", base: Variant | None = None) -> Variant:
+    """The variant a record, checkpoint or room stored (``Variant.to_dict()`` of this release or an
+    earlier one): fields left out take ``base``'s (default: the declared defaults), renamed settings
+    (``RENAMED``) are read under their new names without a warning. ``ValueError`` naming ``source``
+    for a bad field or value.
+
+    >>> stored_variant({"name": "old", "direction_per_game": "alternate"}).turn_order
+    'alternate'
+    """
+    if not isinstance(settings, Mapping):
+        raise ValueError(f"{source}: expected a mapping of variant fields, got {type(settings).__name__}")
+    data = base.to_dict() if base is not None else {}
+    data.update(_new_names(dict(settings), source, warn=False))
+    return _build(data, source=source)
 
 
 def variant_dir() -> Path:
@@ -650,4 +733,6 @@ def load_variant(name_or_path: str | Path | Variant = DEFAULT_VARIANT, **overrid
             raise ValueError(
                 f"unknown variant {text!r}; allowed: {', '.join(variant_names())} or a path to a YAML file"
             )
-    return base.replace(**overrides) if overrides else base
+    if not overrides:
+        return base
+    return base.replace(**_new_names(overrides, f"variant {base.name!r}", warn=True, stacklevel=3))
