@@ -49,7 +49,7 @@ game's seat to act read from the engine state (that seat's own view only), ``rep
 asks it of every game (how passers would have answered), and ``rollout_state`` plays games out.
 
 >>> from bigtwo.env.engine.engine import Engine
->>> eng = Engine("taiwan", num_games=1, seed=3)
+>>> eng = Engine("taiwan", num_matches=1, seed=3)
 >>> agent = SearchAgent(eng.variant, seed=0, simulations=24)
 >>> ids, n = eng.legal_actions()
 >>> int(agent.act(eng.observe(), ids, n)[0]) in ids[0, :n[0]].tolist()
@@ -280,7 +280,7 @@ class SearchAgent(Agent):
     def _engine(self, rows: int) -> tuple[Engine, np.ndarray]:
         """An engine of ``rows`` games for rollouts, and the heuristic's scratch scores."""
         if rows not in self._engines:
-            eng = Engine(self.sim_variant, num_games=rows, seed=0)
+            eng = Engine(self.sim_variant, num_matches=rows, seed=0)
             self._engines[rows] = (eng, np.zeros((rows, eng.state.legal.shape[1])))
         return self._engines[rows]
 

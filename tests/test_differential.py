@@ -579,7 +579,7 @@ class _Lockstep:
 
     def play(self) -> None:
         eng, S = self.engine, self.engine.state
-        n = eng.num_games
+        n = eng.num_matches
         for _ in range(MAX_STEPS):
             if S.over.all():
                 return

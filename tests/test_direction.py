@@ -149,7 +149,7 @@ def test_random_directions_are_seeded_and_batch_equals_singles() -> None:
 
     def directions(eng: Engine, rng: random.Random) -> list[list[bool]]:
         """Each game's direction, per match, playing random legal moves."""
-        n = eng.num_games
+        n = eng.num_matches
         out: list[list[bool]] = [[bool(eng.reverse[g])] for g in range(n)]
         while not eng.over.all():
             legal, counts = eng.legal_actions()

@@ -58,12 +58,12 @@ def snapshot(engine: Engine) -> dict[str, bytes]:
 
 def legal_lists(engine: Engine) -> list[list[int]]:
     ids, counts = engine.legal_actions()
-    return [[int(a) for a in ids[g, : counts[g]]] for g in range(engine.num_games)]
+    return [[int(a) for a in ids[g, : counts[g]]] for g in range(engine.num_matches)]
 
 
 def random_actions(engine: Engine, rng: random.Random, sit_out: float = 0.0, play_bias: float = 0.5) -> np.ndarray:
     """One legal id per game (-1 where the match is over, or at random with ``sit_out``)."""
-    out = np.full(engine.num_games, -1, np.int64)
+    out = np.full(engine.num_matches, -1, np.int64)
     for g, legal in enumerate(legal_lists(engine)):
         if engine.over[g] or rng.random() < sit_out:
             continue
@@ -118,19 +118,19 @@ def assert_same_as_singles(batch: Engine, singles: list[Engine]) -> None:
     batch_legal = legal_lists(batch)
     batch_mask = batch.legal_mask()
     batch_obs = [batch.observe().copy()] + [
-        batch.observe(seats=np.full(batch.num_games, s)).copy() for s in range(batch.players)
+        batch.observe(seats=np.full(batch.num_matches, s)).copy() for s in range(batch.players)
     ]
     for g, single in enumerate(singles):
         S = single.state
         for name, arr in B._asdict().items():
             if name == "legal":
                 continue  # compared as lists below (the padding is scratch space)
-            np.testing.assert_array_equal(arr[g], getattr(S, name)[0], err_msg=f"game {g}: state.{name}")
-        assert batch_legal[g] == legal_lists(single)[0], f"game {g}: legal list"
+            np.testing.assert_array_equal(arr[g], getattr(S, name)[0], err_msg=f"match {g}: state.{name}")
+        assert batch_legal[g] == legal_lists(single)[0], f"match {g}: legal list"
         np.testing.assert_array_equal(batch_mask[g], single.legal_mask()[0])
         single_obs = [single.observe().copy()] + [single.observe(seats=[s]).copy() for s in range(single.players)]
         for k, (ob, os_) in enumerate(zip(batch_obs, single_obs, strict=True)):
-            np.testing.assert_array_equal(ob[g], os_[0], err_msg=f"game {g}: observation {k}")
+            np.testing.assert_array_equal(ob[g], os_[0], err_msg=f"match {g}: observation {k}")
 
 
 @pytest.mark.parametrize(("name", "overrides", "autoreset"), BATCH_CASES)
@@ -198,7 +198,7 @@ def check_position(engine: Engine, g: int, dealt: frozenset[int]) -> None:
     played = [cards_of(m) for m in S.played[g]]
     # every card accounted for: held, played this game, or never dealt, each exactly once
     seen = [c for h in hands + played for c in h]
-    assert len(seen) == len(set(seen)), f"game {g}: a card held or played twice"
+    assert len(seen) == len(set(seen)), f"match {g}: a card held or played twice"
     assert set(seen) == dealt and len(DECK - dealt) == 52 - p * cpp
     for s in range(p):
         assert S.counts[g, s] == len(hands[s]) and len(hands[s] | played[s]) == cpp
@@ -217,7 +217,7 @@ def check_position(engine: Engine, g: int, dealt: frozenset[int]) -> None:
     # sees a legal summary, a duty or an opening card
     step = order_step(engine, g)
     for s in range(p):
-        obs = engine.observe(seats=np.full(engine.num_games, s))[g].copy()
+        obs = engine.observe(seats=np.full(engine.num_matches, s))[g].copy()
         part = decode_observation(obs, p)
         assert cards_of(mask_of(np.flatnonzero(part["hand"]))) == hands[s]
         after = [(s + step * k) % p for k in range(p)]
@@ -469,11 +469,11 @@ def scripted(variant: Variant, hands: list[str], games: int = 2) -> Engine:
 
 
 def assert_illegal(engine: Engine, g: int, action: int, *words: str) -> None:
-    """``action`` in game ``g`` (the others sit out or play a legal id) raises, naming ``words``,
+    """``action`` in match ``g`` (the others sit out or play a legal id) raises, naming ``words``,
     and leaves every state array as it was."""
     before = snapshot(engine)
     legal = legal_lists(engine)
-    actions = [action if h == g else (legal[h][-1] if legal[h] else -1) for h in range(engine.num_games)]
+    actions = [action if h == g else (legal[h][-1] if legal[h] else -1) for h in range(engine.num_matches)]
     with pytest.raises(ValueError) as info:
         engine.step(actions)
     message = str(info.value)
@@ -487,7 +487,7 @@ def test_illegal_actions_raise_and_change_nothing() -> None:
     engine = scripted(v, ["5D 9S KH 3C", "4D 4C 7H 2S", "6D 8C 10H QS", "3D JD JC AS"])
     T = engine.table
     assert engine.current.tolist() == [0, 0]  # 3C opens
-    assert_illegal(engine, 1, 0, "game 1", "seat 0", "pass", "leader cannot pass")
+    assert_illegal(engine, 1, 0, "match 1", "seat 0", "pass", "leader cannot pass")
     assert_illegal(engine, 1, T.encode("5D"), "seat 0", "5D", "must contain 3C")
     assert_illegal(engine, 0, T.encode("4D"), "seat 0", "4D", "not in hand")
     assert_illegal(engine, 1, T.size, "out of range")
@@ -543,7 +543,7 @@ def test_stepping_a_finished_match_raises() -> None:
         engine.step(actions)
     before = snapshot(engine)
     for action in (0, 1, legal_lists(engine)[1][0]):
-        with pytest.raises(ValueError, match="game 0 is over"):
+        with pytest.raises(ValueError, match="match 0 is over"):
             engine.step([action, legal_lists(engine)[1][0]])
     assert snapshot(engine) == before
     result = engine.step([-1, -1])  # sitting out is fine
@@ -587,10 +587,10 @@ def test_bad_seeds_raise(seed: object) -> None:
         engine.reset(seed=seed)
 
 
-@pytest.mark.parametrize("num_games", [0, -1, 2.0, "3"])
-def test_bad_num_games_raise(num_games: object) -> None:
-    with pytest.raises(ValueError, match="num_games"):
-        Engine("taiwan", num_games, seed=0)
+@pytest.mark.parametrize("num_matches", [0, -1, 2.0, "3"])
+def test_bad_num_matches_raise(num_matches: object) -> None:
+    with pytest.raises(ValueError, match="num_matches"):
+        Engine("taiwan", num_matches, seed=0)
 
 
 def test_bad_seed_leaves_the_engine_as_it_was() -> None:

@@ -94,6 +94,23 @@ def test_the_action_tables_old_key_name_warns() -> None:
         assert table.rules_key == table.key
 
 
+def test_the_engines_old_batch_names_warn() -> None:
+    from bigtwo.env.engine.engine import Engine
+
+    with pytest.warns(DeprecationWarning, match=r"Engine\(num_games=\.\.\.\) is now Engine\(num_matches=\.\.\.\)"):
+        eng = Engine("taiwan", num_games=3, seed=0)
+    assert eng.num_matches == 3
+    with pytest.warns(DeprecationWarning, match="Engine.num_games is now Engine.num_matches"):
+        assert eng.num_games == 3
+    with pytest.raises(ValueError, match="give num_matches only"):
+        Engine("taiwan", 2, num_games=2)
+    other = Engine("taiwan", num_matches=3, seed=1)
+    hands, current = eng.state.hands[1].copy(), int(eng.state.current[1])
+    with pytest.warns(DeprecationWarning, match=r"set_position\(games=\.\.\.\) is now set_position\(matches=\.\.\.\)"):
+        other.set_position(games=2, hands=hands, current=current)
+    assert (other.state.hands[2] == hands).all() and other.current[2] == current
+
+
 def test_rules_key_is_the_rules_identity_and_the_action_table_has_its_own() -> None:
     taiwan = load_variant("taiwan")
     assert taiwan.rules_key() == load_variant("taiwan", name="mine", description="house").rules_key()

@@ -64,7 +64,7 @@ def random_steps(eng: Engine, rng: np.random.Generator, steps: int) -> None:
     """``steps`` random legal moves in every game (a game whose match is over sits out)."""
     for _ in range(steps):
         ids, n = eng.legal_actions()
-        picks = ids[np.arange(eng.num_games), (rng.random(eng.num_games) * np.maximum(n, 1)).astype(np.int64)]
+        picks = ids[np.arange(eng.num_matches), (rng.random(eng.num_matches) * np.maximum(n, 1)).astype(np.int64)]
         eng.step(np.where(eng.over, -1, picks))
 
 

@@ -1,8 +1,9 @@
 """Compiled kernels of the batched engine (Numba): dealing, legal plays, stepping, scoring.
 
 Every kernel takes the variant's ``Rules`` and the batch's ``State`` (arrays, batch first) and
-loops over games. The batch kernels release the GIL, so the engine runs them on slices of the
-batch in threads, one per core (Numba's ``prange`` does not write through a tuple of arrays).
+loops over the batch's matches. The batch kernels release the GIL, so the engine runs them on
+slices of the batch in threads, one per core (Numba's ``prange`` does not write through a tuple of
+arrays).
 
 Integer settings travel in ``ip`` (``IP_*`` indices), numbers in ``fp`` (``FP_*``): each setting
 declares its slot with itself (``bigtwo.env.rules.variant``, ``IP_SLOTS``/``FP_SLOTS``), and
@@ -94,7 +95,8 @@ class Rules(NamedTuple):
 
 
 class State(NamedTuple):
-    """The batch's state: one row per game (``N``), one column per seat (``P``)."""
+    """The batch's state: one row per match (``N``; its games played one after another), one column
+    per seat (``P``)."""
 
     seeds: np.ndarray  # uint64 (N,): each game's deal seed
     deal_count: np.ndarray  # int64 (N,): deals made so far (the next deal's number)

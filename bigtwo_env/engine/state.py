@@ -56,7 +56,7 @@ observations ``step`` returns) and the PettingZoo env's ``state()`` / ``state_sp
 (``ABSOLUTE``).
 
 >>> from bigtwo.env import Engine
->>> eng = Engine("taiwan", num_games=2, seed=3)
+>>> eng = Engine("taiwan", num_matches=2, seed=3)
 >>> eng.global_state().shape, state_size(4)
 ((2, 721), 721)
 >>> parts = decode_state(eng.global_state(np.array([ABSOLUTE, ABSOLUTE])), 4)

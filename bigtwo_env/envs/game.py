@@ -1,4 +1,4 @@
-"""One game of Big Two to read and play by hand: a view over ``Engine(num_games=1)``.
+"""A table of Big Two to read and play at by hand, one game at a time: a view over ``Engine(num_matches=1)``.
 
 ``Game`` speaks card text (``"3C 3D"``, ``"pass"``) where the engine speaks action ids; the rules
 are the engine's. Seats are numbered ``0 .. players - 1`` in play order; a reversed game
@@ -73,7 +73,7 @@ class Game:
         **overrides: Any,
     ) -> None:
         self.variant = load_variant(variant, **overrides)
-        self.engine = Engine(self.variant, num_games=1, seed=seed)
+        self.engine = Engine(self.variant, num_matches=1, seed=seed)
         self.action_table: ActionTable = self.engine.table
         self.players = self.variant.players
         self._order = self.variant.card_values()  # the variant's card order, for sorting what we show
@@ -415,5 +415,5 @@ class Game:
 
 
 def _single(message: str) -> str:
-    """An engine message about game 0, without the batch's game number."""
-    return message.removeprefix("game 0: ")
+    """An engine message about match 0, without the batch's match number."""
+    return message.removeprefix("match 0: ")

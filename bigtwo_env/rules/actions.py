@@ -258,4 +258,6 @@ def _build_table(table_key: tuple, variant: Variant) -> ActionTable:
         hash_ids[slot] = i
     for arr in (cards, sizes, kinds, strength, masks, beat_start, group_end, hash_keys, hash_ids):
         arr.flags.writeable = False
-    return ActionTable(table_key, cards, sizes, kinds, strength, masks, beat_start, group_end, hash_keys, hash_ids, bits)
+    return ActionTable(
+        table_key, cards, sizes, kinds, strength, masks, beat_start, group_end, hash_keys, hash_ids, bits
+    )
