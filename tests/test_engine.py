@@ -562,7 +562,7 @@ HANDS_4 = ["3D 4D 5D", "3C 4C 5C", "3H 4H 5H", "3S 4S 5S"]
         ([HANDS_4[:3] + ["3S 4S"]], "seat 3 has 2 cards"),
         ([HANDS_4[:3] + ["3S 4S 5S 6S"]], "seat 3 has 4 cards"),
         ([HANDS_4[:3]], "must give 4 seats"),
-        ([HANDS_4, HANDS_4], "must give 1 game"),
+        ([HANDS_4, HANDS_4], "must give 1 match"),
         ([HANDS_4[:3] + ["3S 4S 5D"]], "more than one seat"),
         ([HANDS_4[:3] + ["3S 4S 4S"]], "appears twice"),
         ([HANDS_4[:3] + ["3S 4S 1Z"]], "not a card"),
