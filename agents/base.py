@@ -6,7 +6,7 @@ action ids of the seats to act, never the engine's hidden state, so it cannot pe
 
 >>> import numpy as np
 >>> from bigtwo.env.engine.engine import Engine
->>> eng = Engine("taiwan", num_games=3, seed=0)
+>>> eng = Engine("taiwan", num_matches=3, seed=0)
 >>> agent = RandomAgent(eng.variant, seed=0)
 >>> ids, counts = eng.legal_actions()
 >>> actions = agent.act(eng.observe(), ids, counts)

@@ -78,7 +78,7 @@ def search_figures(variant: str, repeats: int, quick: bool = False) -> dict[str,
     v = load_variant(variant).replace(games=1, target_score=0)
     rows = 128 if quick else 512
     games = 32 if quick else ROLLOUT_GAMES
-    engine = Engine(v, num_games=rows, seed=3)
+    engine = Engine(v, num_matches=rows, seed=3)
     agent = HeuristicAgent(v)
     positions = []
     for t in range(60):
@@ -102,7 +102,7 @@ def search_figures(variant: str, repeats: int, quick: bool = False) -> dict[str,
     c = agent.ctx
 
     def dealt() -> tuple[Engine, np.ndarray]:
-        e = Engine(v, num_games=games, seed=11)
+        e = Engine(v, num_matches=games, seed=11)
         obs, (ids, counts) = e.observe(), e.legal_actions()
         return e, agent.act(obs, ids, counts)
 

@@ -6,7 +6,7 @@ action. Vectorised over the batch; deterministic (``seed`` is accepted and unuse
 
 >>> import numpy as np
 >>> from bigtwo.env.engine.engine import Engine
->>> eng = Engine("taiwan", num_games=2, seed=0)
+>>> eng = Engine("taiwan", num_matches=2, seed=0)
 >>> ids, n = eng.legal_actions()
 >>> a = GreedyAgent(eng.variant).act(eng.observe(), ids, n)
 >>> bool((a == np.where(ids[:, 0] == 0, ids[:, 1], ids[:, 0])).all())

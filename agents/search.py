@@ -18,7 +18,7 @@ Per move (for a seat with more than one legal play):
    ``PASS_WEIGHT`` (not 0: the table's players are not the heuristic, and may hold back).
 3. **Rollouts.** One batched ``Engine`` holds ``samples x candidates`` copies of the position
    (``Engine.set_position``, the observer as seat 0, the other seats relative to it, so in the
-   game's own play order even when that game is reversed, ``direction_per_game``); each copy
+   game's own play order even when that game is reversed, ``turn_order``); each copy
    plays its candidate, then every seat plays the heuristic (the observer's with ``weights``, the
    others with ``opponent_weights``; with a mix of sets, ``"default+collect"``, the samples take
    them in turn, so each set models the opponents in its share of the deals) until that copy's game is over, all
@@ -49,7 +49,7 @@ game's seat to act read from the engine state (that seat's own view only), ``rep
 asks it of every game (how passers would have answered), and ``rollout_state`` plays games out.
 
 >>> from bigtwo.env.engine.engine import Engine
->>> eng = Engine("taiwan", num_games=1, seed=3)
+>>> eng = Engine("taiwan", num_matches=1, seed=3)
 >>> agent = SearchAgent(eng.variant, seed=0, simulations=24)
 >>> ids, n = eng.legal_actions()
 >>> int(agent.act(eng.observe(), ids, n)[0]) in ids[0, :n[0]].tolist()
@@ -280,7 +280,7 @@ class SearchAgent(Agent):
     def _engine(self, rows: int) -> tuple[Engine, np.ndarray]:
         """An engine of ``rows`` games for rollouts, and the heuristic's scratch scores."""
         if rows not in self._engines:
-            eng = Engine(self.sim_variant, num_games=rows, seed=0)
+            eng = Engine(self.sim_variant, num_matches=rows, seed=0)
             self._engines[rows] = (eng, np.zeros((rows, eng.state.legal.shape[1])))
         return self._engines[rows]
 

@@ -94,7 +94,7 @@ def play_chunk(chunk: Chunk, agents_cache: list[Agent] | None = None, report: Re
     reported = 0
 
     # Worker processes already share the cores: they cap the engine's kernel threads.
-    eng = Engine(variant, num_games=g, seed=np.repeat(chunk.deal_seeds, p), threads=chunk.engine_threads)
+    eng = Engine(variant, num_matches=g, seed=np.repeat(chunk.deal_seeds, p), threads=chunk.engine_threads)
     S = eng.state
     _warm_up(chunk, eng, used.tolist())
     wins_rs = np.zeros((g, p), np.int64)

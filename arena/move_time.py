@@ -1,16 +1,17 @@
 """``bigtwo move-time``: how long an agent thinks per move, as a person playing it waits.
 
-Each agent plays ``games`` whole games alone in one engine (batch 1, as ``bigtwo play`` and the
-web table run it), taking seat ``game % players`` in turn against ``opponents`` (default: the
+Each agent plays ``matches`` whole matches alone in one engine (batch 1, as ``bigtwo play`` and
+the web table run it), taking seat ``match % players`` in turn against ``opponents`` (default: the
 heuristic), in this process. Every decision of the measured agent is timed (``act`` only; the
-opponents' moves are not counted), including forced ones. One game is played first and not
+opponents' moves are not counted), including forced ones. One match is played first and not
 counted, so that compiling and loading are not measured. The deals come from ``seed``, so every
 agent meets the same positions' deals (the games drift apart once their plays differ).
+``games``, the name of ``matches`` up to 0.2, is read with a ``DeprecationWarning`` until 0.3.
 
 It prints, per agent: moves timed, median, 95th and 99th percentile and the slowest move in
 milliseconds. Figures depend on the machine and its load: compare agents in one run.
 
->>> res = measure_move_times("taiwan", "greedy", games=2, seed=0)
+>>> res = measure_move_times("taiwan", "greedy", matches=2, seed=0)
 >>> res.moves > 0 and res.slowest_ms >= res.median_ms
 True
 """
@@ -18,6 +19,7 @@ True
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +30,8 @@ from bigtwo.env.checks import check_count
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.variant import Variant, load_variant
 
-WARM_UP_GAMES = 1
+WARM_UP_MATCHES = 1
+DEFAULT_MATCHES = 40  # matches timed per agent
 
 
 @dataclass(frozen=True)
@@ -67,22 +70,29 @@ class MoveTimes:
 def measure_move_times(
     variant: str | Variant,
     agent: str | Agent,
-    games: int = 40,
+    matches: int = DEFAULT_MATCHES,
     seed: int = 0,
     opponents: str = "heuristic",
     **overrides: object,
 ) -> MoveTimes:
-    """Time every decision of ``agent`` over ``games`` games (see the module docstring)."""
-    games = check_count("games", games)
+    """Time every decision of ``agent`` over ``matches`` matches (see the module docstring)."""
+    if "games" in overrides:  # the old name of matches (a variant's games is not timed here)
+        warnings.warn(
+            "measure_move_times(games=...) is now measure_move_times(matches=...); the old name is read until 0.3",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        matches = overrides.pop("games")  # type: ignore[assignment]
+    matches = check_count("matches", matches)
     var = load_variant(variant, **overrides)
     me = make_agent_from_spec(agent, var, seed=seed)
     others = [make_agent(opponents, var, seed=seed + 1 + k) for k in range(var.players - 1)]
-    eng = Engine(var, num_games=1, seed=seed)
+    eng = Engine(var, num_matches=1, seed=seed)
     times: list[float] = []
-    for g in range(WARM_UP_GAMES + games):
+    for g in range(WARM_UP_MATCHES + matches):
         eng.reset(seed=seed + g)
         mine = g % var.players
-        counted = g >= WARM_UP_GAMES
+        counted = g >= WARM_UP_MATCHES
         while not eng.over[0]:
             seat = int(eng.state.current[0])
             obs = eng.observe()

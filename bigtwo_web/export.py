@@ -21,7 +21,7 @@ from typing import Any
 
 from bigtwo.env.envs.game import Game
 from bigtwo.env.records.record import record_line
-from bigtwo.env.rules.variant import Variant
+from bigtwo.env.rules.variant import stored_variant
 from bigtwo.web.room import match_record
 from bigtwo.web.store import Store, StoredRoom
 
@@ -29,7 +29,7 @@ from bigtwo.web.store import Store, StoredRoom
 def room_records(stored: StoredRoom) -> Iterator[dict[str, Any]]:
     """The records of a stored room's finished matches, in order; ``ValueError`` naming the match
     whose stored plays the engine does not accept."""
-    variant = Variant().replace(**stored.setup["variant"])
+    variant = stored_variant(stored.setup["variant"], "stored room's variant")
     names = [s["name"] for s in stored.setup["seats"]]
     kinds = [s["kind"] for s in stored.setup["seats"]]
     for number, seed, plays in stored.matches:

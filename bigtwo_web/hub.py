@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import secrets
 import sys
@@ -87,11 +86,6 @@ class Stopping(RoomError):
     """A request cut short because the server is shutting down (HTTP 503)."""
 
 
-def rules_key(variant: Variant) -> str:
-    """The rules of ``variant`` as text: what an agent is built for (not its name or description)."""
-    return json.dumps({k: v for k, v in variant.to_dict().items() if k not in ("name", "description")}, sort_keys=True)
-
-
 @dataclass(eq=False)
 class Connection:
     """One open websocket: its seat (``None``: spectator), its bounded queue of outgoing messages,
@@ -140,7 +134,7 @@ class Agents:
         """Build (in the calling thread) the agents ``specs`` for ``variant`` that are not built
         yet, for room ``room_id``; ``RoomError`` (nothing built) if the hub would hold more than
         ``most``, or naming an agent that cannot be built."""
-        rules = rules_key(variant)
+        rules = variant.rules_key()
         with self._lock:  # held briefly: the event loop's ``get`` takes it too
             missing = [(s, rules) for s in sorted(specs) if (s, rules) not in self._built]
             free = [k for k in self._built if not self._users.get(k)]
@@ -167,7 +161,7 @@ class Agents:
 
     def get(self, spec: str, variant: Variant) -> Agent:
         """The agent ``spec`` for ``variant`` (built now if no room reserved it)."""
-        key = (spec, rules_key(variant))
+        key = (spec, variant.rules_key())
         with self._lock:
             agent = self._built.get(key)
             if agent is not None:
@@ -241,7 +235,7 @@ class Hub:
         return self._default(variant)[0]
 
     def _default(self, variant: Variant) -> tuple[str, str]:
-        key = f"{variant.name}\n{rules_key(variant)}"
+        key = f"{variant.name}\n{variant.rules_key()}"
         if key not in self._defaults:
             self._defaults[key] = default_opponent(variant)  # loads the shipped weights to be sure they load
             while len(self._defaults) > 64:
@@ -274,7 +268,7 @@ class Hub:
 
     def coach(self, variant: Variant) -> Coach:
         """The coach for ``variant``'s rules (built in the calling thread; at most ``MAX_COACHES`` kept)."""
-        key = f"{variant.name}\n{rules_key(variant)}"
+        key = f"{variant.name}\n{variant.rules_key()}"
         if key not in self._coaches:
             self._coaches[key] = Coach(variant, threads=MAX_AGENT_THREADS)
             while len(self._coaches) > MAX_COACHES:

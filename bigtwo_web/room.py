@@ -52,7 +52,14 @@ from bigtwo.agents.base import Agent
 from bigtwo.agents.registry import AGENT_SPECS, WEB_THREADS, split_spec
 from bigtwo.env.engine.seeds import check_seed
 from bigtwo.env.envs.game import Game
-from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, load_variant, variant_names, yaml_mapping
+from bigtwo.env.rules.variant import (
+    DEFAULT_VARIANT,
+    Variant,
+    load_variant,
+    stored_variant,
+    variant_names,
+    yaml_mapping,
+)
 from bigtwo.web.store import Store, StoredRoom
 
 PERSON = "person"
@@ -275,7 +282,7 @@ class Room:
     spectators: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
-        self.variant = Variant().replace(**self.setup["variant"])
+        self.variant = stored_variant(self.setup["variant"], "room variant")
         now = self.clock()
         secrets_ = self.setup.get("tokens") or [None] * len(self.setup["seats"])
         self.seats = [

@@ -13,7 +13,7 @@ Conventions (RULES.md and the project's reading of it):
 * A card id is ``rank * 4 + suit``; rank 0..12 is 3..2, suit 0..3 is D, C, H, S (physical).
   ``variant.suit_rank[suit]`` is the suit's strength.
 * Play order is seat + 1 (mod players), or seat - 1 in a reversed game (``RefGame(reverse=True)``;
-  ``RefMatch`` reverses a game by ``direction_per_game``); ``direction`` is display only.
+  ``RefMatch`` reverses a game by ``turn_order``); ``seating`` is display only.
 * ``frozenset()`` stands for a pass.
 * Payoffs are per seat, higher is better (under ``cards`` scoring a loser scores ``-n``).
 
@@ -506,7 +506,7 @@ class RefMatch:
 
     Hands are given per game (``new_game(hands)``); the winner of a game leads the next one,
     freely unless ``opening_every_game``. Each game is scored with its own ``buy_in`` stakes.
-    Each game's direction follows ``direction_per_game``: ``fixed`` forward, ``alternate``
+    Each game's direction follows ``turn_order``: ``fixed`` forward, ``alternate``
     reversed in the 2nd, 4th, ... game; ``random`` is a draw the caller makes and passes in.
     """
 
@@ -529,12 +529,12 @@ class RefMatch:
         return False
 
     def new_game(self, hands: Sequence[Iterable[int]], drawn_reverse: bool | None = None) -> RefGame:
-        """The next game. ``drawn_reverse``: its direction under ``direction_per_game: random``
+        """The next game. ``drawn_reverse``: its direction under ``turn_order: random``
         (required there, ignored otherwise)."""
         assert not self.over, "the match is over"
-        mode = self.variant.direction_per_game
+        mode = self.variant.turn_order
         if mode == "random":
-            assert drawn_reverse is not None, "direction_per_game random: pass the game's drawn direction"
+            assert drawn_reverse is not None, "turn_order random: pass the game's drawn direction"
             reverse = drawn_reverse
         else:
             reverse = mode == "alternate" and self.games_played % 2 == 1

@@ -19,8 +19,8 @@ TAIWAN = load_variant("taiwan")
 NAMES = ["random", "greedy", "heuristic", "search:simulations=8"]
 
 
-def _position(num_games: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    eng = Engine(TAIWAN, num_games=num_games, seed=seed)
+def _position(num_matches: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    eng = Engine(TAIWAN, num_matches=num_matches, seed=seed)
     ids, counts = eng.legal_actions()
     return eng.observe().copy(), ids.copy(), counts.copy()
 
@@ -80,7 +80,7 @@ def test_every_agent_refuses_bad_inputs_by_name(case):
 
 
 def test_good_inputs_still_play_and_padding_is_not_checked():
-    obs, ids, counts = _position(num_games=4, seed=3)
+    obs, ids, counts = _position(num_matches=4, seed=3)
     padded = ids.copy()
     for g, n in enumerate(counts):
         padded[g, n:] = -1  # padding beyond the counts may hold anything
@@ -118,7 +118,7 @@ def test_counts_past_the_width_are_an_error_not_a_segfault(name):
 import numpy as np
 from bigtwo.agents import make_agent
 from bigtwo.env.engine.engine import Engine
-eng = Engine("taiwan", num_games=2, seed=0)
+eng = Engine("taiwan", num_matches=2, seed=0)
 ids, counts = eng.legal_actions()
 try:
     make_agent({name!r}, "taiwan", seed=0).act(eng.observe(), ids, np.full(2, ids.shape[1] + 5000))
@@ -162,7 +162,7 @@ def test_agent_options_are_validated(spec, message):
 def test_agents_take_observations_with_match_scores() -> None:
     """Later games of a match observe signed match scores (outside 0..1): still valid inputs."""
     variant = load_variant("taiwan", games=3)
-    eng = Engine(variant, num_games=8, seed=5)
+    eng = Engine(variant, num_matches=8, seed=5)
     rng = np.random.default_rng(5)
     while not (eng.state.games_played >= 1).all():
         ids, n = eng.legal_actions()

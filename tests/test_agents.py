@@ -41,7 +41,7 @@ def play_games(eng: Engine, seats: list, max_steps: int = 2000) -> np.ndarray:
             return wins
         ids, counts = eng.legal_actions()
         obs = eng.observe()
-        acts = np.full(eng.num_games, -1, dtype=np.int64)
+        acts = np.full(eng.num_matches, -1, dtype=np.int64)
         for s, agent in enumerate(seats):
             rows = np.flatnonzero(eng.current == s)
             if len(rows):
@@ -63,7 +63,7 @@ def test_every_agent_plays_only_legal_moves(name, players):
     kinds = ["random", "greedy", "heuristic", "search:simulations=6,top_k=2"]
     # rotate so that over the player counts every agent sits at several seats
     seats = [make_agent(kinds[(players + i) % 4], variant, seed=i) for i in range(players)]
-    eng = Engine(variant, num_games=3, seed=100 * players)
+    eng = Engine(variant, num_matches=3, seed=100 * players)
     wins = play_games(eng, seats)
     assert wins.sum() == 3
 
@@ -83,19 +83,19 @@ def test_heuristic_and_search_on_options(overrides):
     variant = load_variant(overrides.pop("name"), **overrides)
     seats = [HeuristicAgent(variant)] * variant.players
     seats[0] = SearchAgent(variant, seed=0, simulations=4, top_k=2)
-    play_games(Engine(variant, num_games=2, seed=7), seats)
+    play_games(Engine(variant, num_matches=2, seed=7), seats)
 
 
 def test_greedy_plays_the_lowest_play():
     variant = load_variant("taiwan")
-    eng = Engine(variant, num_games=16, seed=3)
+    eng = Engine(variant, num_matches=16, seed=3)
     agent = GreedyAgent(variant)
     for _ in range(40):
         if eng.over.all():
             break
         ids, counts = eng.legal_actions()
         acts = agent.act(eng.observe(), ids, counts)
-        for g in range(eng.num_games):
+        for g in range(eng.num_matches):
             row = ids[g, : counts[g]].tolist()
             if not row:
                 assert acts[g] == -1
@@ -129,7 +129,7 @@ def test_greedy_never_passes_when_it_can_play():
 )
 def test_heuristic_obeys_the_last_card_rule_under_liability(hands, table, table_seat, allowed):
     variant = load_variant("online-cn", two_ends_trick=False)
-    eng = Engine(variant, num_games=1, seed=0)
+    eng = Engine(variant, num_matches=1, seed=0)
     t = eng.table.encode(table) if table else 0
     eng.set_position(0, np.array([mask(h) for h in hands]), current=0, table_action=t, table_seat=table_seat)
     assert eng.state.duty[0] != 0  # the position does carry a last-card duty
@@ -145,7 +145,7 @@ def test_heuristic_obeys_the_last_card_rule_under_liability(hands, table, table_
 def test_heuristic_presses_a_player_about_to_go_out():
     # taiwan (no last-card rule): seat 1 holds one card; a single lead would let it out
     variant = load_variant("taiwan")
-    eng = Engine(variant, num_games=1, seed=0)
+    eng = Engine(variant, num_matches=1, seed=0)
     hands = np.array([mask("3D 4C 4H 9S"), mask("AS"), mask("5D 6D 7D 8H"), mask("8C 8D 10H 2S")])
     eng.set_position(0, hands, current=0)
     ids, counts = eng.legal_actions()
@@ -218,7 +218,7 @@ def test_a_pt_file_that_is_no_checkpoint_is_a_value_error(tmp_path):
 
 def _decisions(agent_factory, seed: int, steps: int = 30) -> list[int]:
     variant = load_variant("taiwan")
-    eng = Engine(variant, num_games=4, seed=seed)
+    eng = Engine(variant, num_matches=4, seed=seed)
     agent = agent_factory(variant)
     out: list[int] = []
     for _ in range(steps):
@@ -262,8 +262,8 @@ def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name, 
 
     variant = load_variant(name).replace(games=1, target_score=0)
     n = 24
-    ref = Engine(variant, num_games=n, seed=5)
-    fast = Engine(variant, num_games=n, seed=5)
+    ref = Engine(variant, num_matches=n, seed=5)
+    fast = Engine(variant, num_matches=n, seed=5)
     mine, theirs = HeuristicAgent(variant, weights=own), HeuristicAgent(variant, weights=others)
 
     def heur_act():
@@ -288,7 +288,7 @@ def test_rollout_kernel_plays_what_the_heuristic_plays_through_the_engine(name, 
     assert (fast.state.hands == ref.state.hands).all()
     np.testing.assert_array_equal(payoff, payoff_ref)
     if own != others:  # and the seats' weights made a difference
-        same = Engine(variant, num_games=n, seed=5)
+        same = Engine(variant, num_matches=n, seed=5)
         rollout_state(first, scores, payoff, np.tile(c.weights, (n, 1)), same.rules, same.state, *args)
         assert not np.array_equal(payoff, payoff_ref)
 
@@ -308,7 +308,7 @@ def test_rollouts_play_each_rows_opponent_weights():
     args = (c.lookups, c.weights, 5000)
 
     def run(others):
-        eng = Engine(variant, num_games=n, seed=11)
+        eng = Engine(variant, num_matches=n, seed=11)
         obs, (ids, counts) = eng.observe(), eng.legal_actions()
         first = agent.act(obs, ids, counts)
         payoff = np.full(n, np.nan)
@@ -335,7 +335,7 @@ def test_search_scale_cards_gives_later_moves_more_rollouts():
     """``scale=cards``: the first move gets ``simulations``; a move with half the dealt cards
     still in hands about twice as many, and never more than ``MAX_SCALE`` times."""
     v = load_variant("taiwan")
-    eng = Engine(v, num_games=1, seed=1)  # a game that runs down to 10 cards in hands
+    eng = Engine(v, num_matches=1, seed=1)  # a game that runs down to 10 cards in hands
     heur = HeuristicAgent(v)
     plain, scaled = SearchAgent(v, seed=1, simulations=40), SearchAgent(v, seed=1, simulations=40, scale="cards")
     moves = []  # (cards in all hands, rollouts plain, rollouts scaled) per searched move
@@ -361,7 +361,7 @@ def _heuristic_game(variant_name: str, seed: int):
     """Positions of one game the heuristic plays at every seat: (engine, obs, ids, counts) at each
     turn, the engine holding the true position while the caller looks."""
     v = load_variant(variant_name)
-    eng = Engine(v, num_games=1, seed=seed)
+    eng = Engine(v, num_matches=1, seed=seed)
     heur = HeuristicAgent(v)
     while not eng.over.all():
         ids, counts = eng.legal_actions()
@@ -450,7 +450,7 @@ def test_a_mix_of_one_set_twice_searches_as_that_set():
 
 def test_set_position_loads_a_position_and_refreshes_legal_plays():
     variant = load_variant("taiwan")
-    eng = Engine(variant, num_games=3, seed=0)
+    eng = Engine(variant, num_matches=3, seed=0)
     before = eng.state.hands[[0, 2]].copy()
     hands = np.array([mask("5D 5H 9C"), mask("6C 7C"), mask("KD"), mask("2S 3S")])
     played = np.array([mask("3C"), 0, 0, 0], dtype=np.uint64)
@@ -466,7 +466,7 @@ def test_set_position_loads_a_position_and_refreshes_legal_plays():
 
 
 def test_set_position_leading_with_an_opening_card():
-    eng = Engine("taiwan", num_games=2, seed=0)
+    eng = Engine("taiwan", num_matches=2, seed=0)
     hands = np.array([mask("3C 3D 9H"), mask("4C 4D"), mask("KD"), mask("2S 3S")])
     eng.set_position(slice(None), hands, current=0, opening=parse_cards("3C")[0])
     ids, counts = eng.legal_actions()
@@ -495,7 +495,7 @@ def test_set_position_leading_with_an_opening_card():
     ],
 )
 def test_set_position_rejects_inconsistent_positions(kwargs, message):
-    eng = Engine("taiwan", num_games=1, seed=0)
+    eng = Engine("taiwan", num_matches=1, seed=0)
     args = {"hands": [mask("3C 9S"), mask("4D"), mask("5D"), mask("6D")], **kwargs}
     args["hands"] = np.array(args["hands"], dtype=np.uint64)
     with pytest.raises(ValueError, match=message):
@@ -537,7 +537,7 @@ def test_the_heuristic_plays_as_it_did_when_the_readme_figures_were_measured(var
     digests were taken before the planner's speed-up (scratch arrays, a memo, inlining) and are
     unchanged by it. A change to how the heuristic plays must change them on purpose, and the
     figures must be measured again."""
-    eng = Engine(variant, num_games=256, seed=3)
+    eng = Engine(variant, num_matches=256, seed=3)
     agent = HeuristicAgent(eng.variant)
     h = hashlib.sha1()
     for _ in range(400):

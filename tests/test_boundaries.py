@@ -45,7 +45,7 @@ def same_state(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> bool:
 
 def random_payoffs(variant, games: int, seed: int) -> np.ndarray:
     """Every payoff of ``games`` random games of ``variant`` (one engine, random legal play)."""
-    engine = Engine(variant, num_games=games, seed=seed)
+    engine = Engine(variant, num_matches=games, seed=seed)
     rng = np.random.default_rng(seed)
     out = []
     while not engine.over.all():
@@ -86,20 +86,21 @@ def test_variant_numbers_are_finite_and_bounded(fields: dict, field: str, allowe
     assert len(msg) < 400, msg  # a 400-digit number is shortened
 
 
-def test_variant_docstring_table_gives_the_bounds() -> None:
-    import bigtwo.env.rules.variant
+def test_the_settings_table_gives_the_bounds() -> None:
+    """The table of settings (RULES.md, ``bigtwo variants --settings``) states each bound the loader holds."""
+    from bigtwo.env.rules.variant import settings_table
 
-    doc = bigtwo.env.rules.variant.__doc__ or ""
+    table = settings_table()
     for row in (
-        "| unit | number, 0 < unit <= 1e6 |",
-        "| buy_in | number 0 .. 1e12",
-        "| rake | number 0 .. 1e12 |",
-        "| penalty_multiplier_for_twos | integer 1 .. 100 |",
-        "| games | integer 1 .. 1,000,000",
-        "| target_score | number 0 .. 1e15",
-        "multipliers 0 < m <= 1000",
+        "| `unit` | `1` | a finite number > 0 and <= 1e6 |",
+        "| `buy_in` | `0` | a finite number >= 0 (0 = off) and <= 1e12 |",
+        "| `rake` | `0` | a finite number >= 0 (0 = off) and <= 1e12 |",
+        "| `penalty_multiplier_for_twos` | `1` | an integer >= 1 (1 = off) and <= 100 |",
+        "| `games` | `1` | an integer >= 1 and <= 1,000,000 |",
+        "| `target_score` | `0` | a finite number >= 0 (0 = off) and <= 1e15 |",
+        "multipliers numbers > 0 (up to 1000)",
     ):
-        assert row in doc, row
+        assert row in table, row
     assert BOUNDS["unit"] == (0, 1e6) and BOUNDS["games"] == (1, 1_000_000)
 
 
@@ -176,7 +177,7 @@ BAD_SEEDS = [2**64, 2**70, -1, 1.5, 1.0, "3", True, np.float64(2.0), np.int64(-5
 def test_bad_seeds_are_named_everywhere(seed: object) -> None:
     name = str(int(seed)) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else repr(seed)
     makers = {
-        "Engine": lambda: Engine("taiwan", num_games=2, seed=seed),
+        "Engine": lambda: Engine("taiwan", num_matches=2, seed=seed),
         "Game": lambda: Game("taiwan", seed=seed),
         "VectorEnv": lambda: VectorEnv("taiwan", num_envs=2, seed=seed),
         "AEC": lambda: env("taiwan").reset(seed=seed),
@@ -191,20 +192,20 @@ def test_bad_seeds_are_named_everywhere(seed: object) -> None:
 
 def test_batch_seeds_never_wrap() -> None:
     with pytest.raises(ValueError, match=r"seed 18446744073709551615 is too large for 2 games.*0\.\.2\*\*64-2"):
-        Engine("taiwan", num_games=2, seed=MAX_SEED)
+        Engine("taiwan", num_matches=2, seed=MAX_SEED)
     with pytest.raises(ValueError, match="too large for 3 games"):
         VectorEnv("taiwan", num_envs=3, seed=MAX_SEED - 1)
-    assert Engine("taiwan", num_games=2, seed=MAX_SEED - 1).state.seeds.tolist() == [MAX_SEED - 1, MAX_SEED]
+    assert Engine("taiwan", num_matches=2, seed=MAX_SEED - 1).state.seeds.tolist() == [MAX_SEED - 1, MAX_SEED]
     assert Game("taiwan", seed=MAX_SEED).hands == Game("taiwan", seed=np.uint64(MAX_SEED)).hands
 
 
 def test_per_game_seeds_are_checked_one_by_one() -> None:
     with pytest.raises(ValueError, match="seed -1 is not allowed"):
-        Engine("taiwan", num_games=2, seed=[3, -1])
+        Engine("taiwan", num_matches=2, seed=[3, -1])
     with pytest.raises(ValueError, match=r"seed 18446744073709551616 is not allowed"):
-        Engine("taiwan", num_games=2, seed=[3, 2**64])
+        Engine("taiwan", num_matches=2, seed=[3, 2**64])
     with pytest.raises(ValueError, match="2 seeds .one per game., got 3 seeds"):
-        Engine("taiwan", num_games=2, seed=[1, 2, 3])
+        Engine("taiwan", num_matches=2, seed=[1, 2, 3])
     assert seed_array(np.array([5, MAX_SEED], np.uint64), 2).tolist() == [5, MAX_SEED]
     assert check_seed(np.int64(7)) == 7 and check_seed(None) is None
 
@@ -221,11 +222,11 @@ def test_envs_take_the_largest_seed() -> None:
 
 
 def test_uint64_max_action_is_no_sit_out() -> None:
-    engine = Engine("taiwan", num_games=2, seed=0)
+    engine = Engine("taiwan", num_matches=2, seed=0)
     before = engine_state(engine)
     for dtype in (np.uint64, np.uint32):
         actions = np.array([np.iinfo(dtype).max, 0], dtype)
-        with pytest.raises(ValueError, match=f"game 0: action id {np.iinfo(dtype).max} is out of range"):
+        with pytest.raises(ValueError, match=f"match 0: action id {np.iinfo(dtype).max} is out of range"):
             engine.step(actions)
         assert same_state(before, engine_state(engine))
     ids, _counts = engine.legal_actions()

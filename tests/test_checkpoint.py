@@ -173,13 +173,13 @@ def test_damaged_legal_lists_in_the_resume_state_are_refused(run_dir):
 
 
 def test_engine_load_state_recomputes_legal_lists_from_the_hands():
-    eng = Engine("taiwan", num_games=2, seed=5)
+    eng = Engine("taiwan", num_matches=2, seed=5)
     saved = {k: v.copy() for k, v in eng.state._asdict().items()}
     seat = int(saved["current"][0])
     foreign = next(c for c in range(52) if not int(saved["hands"][0, seat]) >> c & 1)
     single = eng.table.encode([foreign])
     saved["legal"][0, 0] = single  # the cached list claims a card the seat does not hold
-    other = Engine("taiwan", num_games=2, seed=9)
+    other = Engine("taiwan", num_matches=2, seed=9)
     other.load_state(saved)
     ids, counts = other.legal_actions()
     assert single not in ids[0, : counts[0]]
@@ -187,7 +187,7 @@ def test_engine_load_state_recomputes_legal_lists_from_the_hands():
         other.step(np.array([single, ids[1, 0]]))
     before = {k: v.copy() for k, v in other.state._asdict().items()}
     broken = dict(saved, counts=saved["counts"] + 1)
-    with pytest.raises(ValueError, match="game 0: its card counts are not the cards in the hands"):
+    with pytest.raises(ValueError, match="match 0: its card counts are not the cards in the hands"):
         other.load_state(broken)
     with pytest.raises(ValueError, match="load_state: no hands"):
         other.load_state({k: v for k, v in saved.items() if k != "hands"})

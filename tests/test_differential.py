@@ -11,7 +11,7 @@ uniform over the legal list or biased towards playing, so games end). At every s
 * the seat to act, every seat's hand and the play on the table agree.
 
 At every game start the leader, the opening card and the game's direction agree (under
-``direction_per_game: random`` the reference plays the direction the engine drew; ``fixed`` and
+``turn_order: random`` the reference plays the direction the engine drew; ``fixed`` and
 ``alternate`` it works out itself).
 
 At every game end the winner and the payoffs agree (with ``buy_in``, each seat's bankroll is
@@ -25,7 +25,7 @@ and winner-leads matches, ``pair_chain``, ``two_ends_trick``, ``last_card_rule``
 liability (with few cards, so last-card turns are common), each scoring (``collect`` with and
 without ``tiers``) with ``unit``, ``buy_in``, ``rake``, ``penalty_multiplier_for_twos`` and
 ``target_score``, ``jp_a2345_low`` and custom straights with a custom suit order, ``jqka2_suited``
-both ways, and ``direction_per_game`` ``alternate`` and ``random`` (with the last-card rule and
+both ways, and ``turn_order`` ``alternate`` and ``random`` (with the last-card rule and
 ``buy_in``, whose duty, liability and settlement order follow the direction). Two runs deal through ``reset(hands=...)`` instead
 of the seed. Each run counts what it exercised (last-card turns, liable seats, capped payoffs,
 ...) and fails if a setting it is there for never came up.
@@ -236,7 +236,7 @@ OPTION_RUNS = [
             "players": 3,
             "cards_per_player": 5,
             "games": 3,
-            "direction_per_game": "alternate",
+            "turn_order": "alternate",
             "last_card_rule": "enforce",
         },
         expect=("reversed", "restricted"),
@@ -244,13 +244,13 @@ OPTION_RUNS = [
     Run(
         "random-liability-collect",
         "online-cn",
-        {"cards_per_player": 6, "games": 3, "direction_per_game": "random", "scoring": "collect", "buy_in": 8},
+        {"cards_per_player": 6, "games": 3, "turn_order": "random", "scoring": "collect", "buy_in": 8},
         expect=("reversed", "forward", "breach", "capped"),
     ),
     Run(
         "random-hands-from-reset-2p",
         "hong-kong",
-        {"players": 2, "cards_per_player": 8, "games": 3, "direction_per_game": "random"},
+        {"players": 2, "cards_per_player": 8, "games": 3, "turn_order": "random"},
         hands_from_reset=True,
         expect=("reversed", "forward"),
     ),
@@ -359,8 +359,8 @@ _DECK_PLAYS: dict[tuple, tuple[tuple[frozenset[int], ...], np.ndarray]] = {}
 
 def _deck_plays(size: int, variant: Variant) -> tuple[tuple[frozenset[int], ...], np.ndarray]:
     """Every play of ``size`` in the deck, as the reference classifies them, and their card masks.
-    Kept per ``variant.rules_key()`` (the fields classification reads) and size."""
-    key = (variant.rules_key(), size)
+    Kept per ``variant.action_table_key()`` (the fields classification reads) and size."""
+    key = (variant.action_table_key(), size)
     if key not in _DECK_PLAYS:
         plays = {frozenset(c) for c in _candidates(size, variant)}
         kept = tuple(sorted((p for p in plays if reference.ref_classify(p, variant) is not None), key=sorted))
@@ -484,7 +484,7 @@ class _Lockstep:
         for hand in m.dealt:
             self.plays.register(hand)
         later = m.ref.games_played > 0
-        drawn = bool(S.reverse[g]) if v.direction_per_game == "random" else None
+        drawn = bool(S.reverse[g]) if v.turn_order == "random" else None
         m.game = game = m.ref.new_game(m.dealt, drawn_reverse=drawn)
         assert bool(S.reverse[g]) == game.reverse, (
             f"{self.where(g)}: engine reverse {bool(S.reverse[g])}, reference {game.reverse}"
@@ -579,7 +579,7 @@ class _Lockstep:
 
     def play(self) -> None:
         eng, S = self.engine, self.engine.state
-        n = eng.num_games
+        n = eng.num_matches
         for _ in range(MAX_STEPS):
             if S.over.all():
                 return

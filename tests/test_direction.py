@@ -1,4 +1,4 @@
-"""``direction_per_game`` (RULES.md "Deal and seats"): each game of a match has a play order.
+"""``turn_order`` (RULES.md "Deal and seats"): each game of a match has a play order.
 
 * ``alternate``: a scripted 4-player ``online-cn`` match (``buy_in`` 4) whose second game is
   reversed: the turn passes to seat - 1, the last-card duty falls on the seat before the one-card
@@ -63,7 +63,7 @@ def play(eng: Engine, ref: reference.RefGame, seat: int, cards: str) -> np.ndarr
 
 def test_alternate_reverses_order_duty_and_settlement_in_game_two() -> None:
     v = load_variant("online-cn", cards_per_player=2, games=2, buy_in=4)
-    assert v.direction_per_game == "alternate"  # online-cn's own setting
+    assert v.turn_order == "alternate"  # online-cn's own setting
     eng = Engine(v, 1, seed=5)
     eng.reset(seed=5, hands=[GAME_1])
     match = reference.RefMatch(v)
@@ -144,12 +144,12 @@ def test_liability_in_a_reversed_game_falls_on_the_seat_before_the_winner() -> N
 
 
 def test_random_directions_are_seeded_and_batch_equals_singles() -> None:
-    v = load_variant("taiwan", cards_per_player=3, games=6, direction_per_game="random")
+    v = load_variant("taiwan", cards_per_player=3, games=6, turn_order="random")
     seeds = list(range(100, 124))
 
     def directions(eng: Engine, rng: random.Random) -> list[list[bool]]:
         """Each game's direction, per match, playing random legal moves."""
-        n = eng.num_games
+        n = eng.num_matches
         out: list[list[bool]] = [[bool(eng.reverse[g])] for g in range(n)]
         while not eng.over.all():
             legal, counts = eng.legal_actions()
@@ -241,6 +241,6 @@ def test_set_position_rejects_a_bad_reverse(bad: object) -> None:
 
 
 def test_variants_listing_shows_the_setting() -> None:
-    assert re.search(r"\n  direction_per_game +alternate(\n|$)", load_variant("online-cn").describe())
-    assert re.search(r"\n  direction_per_game +fixed(\n|$)", load_variant("taiwan").describe())
+    assert re.search(r"\n  turn_order +alternate(\n|$)", load_variant("online-cn").describe())
+    assert re.search(r"\n  turn_order +fixed(\n|$)", load_variant("taiwan").describe())
     assert re.search(r"\n  jqka2_suited +no_play(\n|$)", load_variant("taiwan").describe())

@@ -58,12 +58,12 @@ def snapshot(engine: Engine) -> dict[str, bytes]:
 
 def legal_lists(engine: Engine) -> list[list[int]]:
     ids, counts = engine.legal_actions()
-    return [[int(a) for a in ids[g, : counts[g]]] for g in range(engine.num_games)]
+    return [[int(a) for a in ids[g, : counts[g]]] for g in range(engine.num_matches)]
 
 
 def random_actions(engine: Engine, rng: random.Random, sit_out: float = 0.0, play_bias: float = 0.5) -> np.ndarray:
     """One legal id per game (-1 where the match is over, or at random with ``sit_out``)."""
-    out = np.full(engine.num_games, -1, np.int64)
+    out = np.full(engine.num_matches, -1, np.int64)
     for g, legal in enumerate(legal_lists(engine)):
         if engine.over[g] or rng.random() < sit_out:
             continue
@@ -104,10 +104,10 @@ BATCH_CASES = [
         True,
     ),
     ("pusoy-dos", {"cards_per_player": 5, "scoring": "win_loss", "games": 40, "target_score": 2}, True),
-    ("taiwan", {"cards_per_player": 4, "games": 3, "direction_per_game": "random", "last_card_rule": "enforce"}, True),
+    ("taiwan", {"cards_per_player": 4, "games": 3, "turn_order": "random", "last_card_rule": "enforce"}, True),
     (
         "online-cn",
-        {"players": 3, "cards_per_player": 6, "games": 4, "direction_per_game": "random", "scoring": "collect"},
+        {"players": 3, "cards_per_player": 6, "games": 4, "turn_order": "random", "scoring": "collect"},
         False,
     ),
 ]
@@ -118,19 +118,19 @@ def assert_same_as_singles(batch: Engine, singles: list[Engine]) -> None:
     batch_legal = legal_lists(batch)
     batch_mask = batch.legal_mask()
     batch_obs = [batch.observe().copy()] + [
-        batch.observe(seats=np.full(batch.num_games, s)).copy() for s in range(batch.players)
+        batch.observe(seats=np.full(batch.num_matches, s)).copy() for s in range(batch.players)
     ]
     for g, single in enumerate(singles):
         S = single.state
         for name, arr in B._asdict().items():
             if name == "legal":
                 continue  # compared as lists below (the padding is scratch space)
-            np.testing.assert_array_equal(arr[g], getattr(S, name)[0], err_msg=f"game {g}: state.{name}")
-        assert batch_legal[g] == legal_lists(single)[0], f"game {g}: legal list"
+            np.testing.assert_array_equal(arr[g], getattr(S, name)[0], err_msg=f"match {g}: state.{name}")
+        assert batch_legal[g] == legal_lists(single)[0], f"match {g}: legal list"
         np.testing.assert_array_equal(batch_mask[g], single.legal_mask()[0])
         single_obs = [single.observe().copy()] + [single.observe(seats=[s]).copy() for s in range(single.players)]
         for k, (ob, os_) in enumerate(zip(batch_obs, single_obs, strict=True)):
-            np.testing.assert_array_equal(ob[g], os_[0], err_msg=f"game {g}: observation {k}")
+            np.testing.assert_array_equal(ob[g], os_[0], err_msg=f"match {g}: observation {k}")
 
 
 @pytest.mark.parametrize(("name", "overrides", "autoreset"), BATCH_CASES)
@@ -186,7 +186,7 @@ INVARIANT_CASES = [
     ("taiwan", {"cards_per_player": 6, "games": 30, "target_score": 10}),
     ("japan", {"scoring": "collect", "tiers": [[8, 2], [12, 3]], "games": 2, "penalty_multiplier_for_twos": 2}),
     ("online-cn", {"cards_per_player": 6, "scoring": "collect", "tiers": [[4, 1.5]], "buy_in": 9, "games": 4}),
-    ("hong-kong", {"players": 3, "cards_per_player": 6, "games": 5, "direction_per_game": "random", "unit": 2}),
+    ("hong-kong", {"players": 3, "cards_per_player": 6, "games": 5, "turn_order": "random", "unit": 2}),
 ]
 
 
@@ -198,7 +198,7 @@ def check_position(engine: Engine, g: int, dealt: frozenset[int]) -> None:
     played = [cards_of(m) for m in S.played[g]]
     # every card accounted for: held, played this game, or never dealt, each exactly once
     seen = [c for h in hands + played for c in h]
-    assert len(seen) == len(set(seen)), f"game {g}: a card held or played twice"
+    assert len(seen) == len(set(seen)), f"match {g}: a card held or played twice"
     assert set(seen) == dealt and len(DECK - dealt) == 52 - p * cpp
     for s in range(p):
         assert S.counts[g, s] == len(hands[s]) and len(hands[s] | played[s]) == cpp
@@ -217,7 +217,7 @@ def check_position(engine: Engine, g: int, dealt: frozenset[int]) -> None:
     # sees a legal summary, a duty or an opening card
     step = order_step(engine, g)
     for s in range(p):
-        obs = engine.observe(seats=np.full(engine.num_games, s))[g].copy()
+        obs = engine.observe(seats=np.full(engine.num_matches, s))[g].copy()
         part = decode_observation(obs, p)
         assert cards_of(mask_of(np.flatnonzero(part["hand"]))) == hands[s]
         after = [(s + step * k) % p for k in range(p)]
@@ -469,11 +469,11 @@ def scripted(variant: Variant, hands: list[str], games: int = 2) -> Engine:
 
 
 def assert_illegal(engine: Engine, g: int, action: int, *words: str) -> None:
-    """``action`` in game ``g`` (the others sit out or play a legal id) raises, naming ``words``,
+    """``action`` in match ``g`` (the others sit out or play a legal id) raises, naming ``words``,
     and leaves every state array as it was."""
     before = snapshot(engine)
     legal = legal_lists(engine)
-    actions = [action if h == g else (legal[h][-1] if legal[h] else -1) for h in range(engine.num_games)]
+    actions = [action if h == g else (legal[h][-1] if legal[h] else -1) for h in range(engine.num_matches)]
     with pytest.raises(ValueError) as info:
         engine.step(actions)
     message = str(info.value)
@@ -487,7 +487,7 @@ def test_illegal_actions_raise_and_change_nothing() -> None:
     engine = scripted(v, ["5D 9S KH 3C", "4D 4C 7H 2S", "6D 8C 10H QS", "3D JD JC AS"])
     T = engine.table
     assert engine.current.tolist() == [0, 0]  # 3C opens
-    assert_illegal(engine, 1, 0, "game 1", "seat 0", "pass", "leader cannot pass")
+    assert_illegal(engine, 1, 0, "match 1", "seat 0", "pass", "leader cannot pass")
     assert_illegal(engine, 1, T.encode("5D"), "seat 0", "5D", "must contain 3C")
     assert_illegal(engine, 0, T.encode("4D"), "seat 0", "4D", "not in hand")
     assert_illegal(engine, 1, T.size, "out of range")
@@ -543,7 +543,7 @@ def test_stepping_a_finished_match_raises() -> None:
         engine.step(actions)
     before = snapshot(engine)
     for action in (0, 1, legal_lists(engine)[1][0]):
-        with pytest.raises(ValueError, match="game 0 is over"):
+        with pytest.raises(ValueError, match="match 0 is over"):
             engine.step([action, legal_lists(engine)[1][0]])
     assert snapshot(engine) == before
     result = engine.step([-1, -1])  # sitting out is fine
@@ -562,7 +562,7 @@ HANDS_4 = ["3D 4D 5D", "3C 4C 5C", "3H 4H 5H", "3S 4S 5S"]
         ([HANDS_4[:3] + ["3S 4S"]], "seat 3 has 2 cards"),
         ([HANDS_4[:3] + ["3S 4S 5S 6S"]], "seat 3 has 4 cards"),
         ([HANDS_4[:3]], "must give 4 seats"),
-        ([HANDS_4, HANDS_4], "must give 1 game"),
+        ([HANDS_4, HANDS_4], "must give 1 match"),
         ([HANDS_4[:3] + ["3S 4S 5D"]], "more than one seat"),
         ([HANDS_4[:3] + ["3S 4S 4S"]], "appears twice"),
         ([HANDS_4[:3] + ["3S 4S 1Z"]], "not a card"),
@@ -587,10 +587,10 @@ def test_bad_seeds_raise(seed: object) -> None:
         engine.reset(seed=seed)
 
 
-@pytest.mark.parametrize("num_games", [0, -1, 2.0, "3"])
-def test_bad_num_games_raise(num_games: object) -> None:
-    with pytest.raises(ValueError, match="num_games"):
-        Engine("taiwan", num_games, seed=0)
+@pytest.mark.parametrize("num_matches", [0, -1, 2.0, "3"])
+def test_bad_num_matches_raise(num_matches: object) -> None:
+    with pytest.raises(ValueError, match="num_matches"):
+        Engine("taiwan", num_matches, seed=0)
 
 
 def test_bad_seed_leaves_the_engine_as_it_was() -> None:
@@ -747,7 +747,7 @@ def test_no_leak_mid_match(name: str, overrides: dict) -> None:
     [
         ("last_card_rule", "LAST_CARD", kernels.IP_LAST_CARD),
         ("scoring", "SCORING", kernels.IP_SCORING),
-        ("direction_per_game", "DIRECTION", kernels.IP_DIRECTION),
+        ("turn_order", "TURN_ORDER", kernels.IP_TURN_ORDER),
     ],
 )
 def test_the_kernels_setting_codes_are_the_variant_choices(setting: str, prefix: str, slot: int) -> None:

@@ -173,7 +173,7 @@ def act_inputs(draw):
     kind = draw(st.sampled_from(["engine", "uniform", "bits", "odd"]))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     if kind == "engine" and b:
-        eng = Engine(TAIWAN, num_games=b, seed=int(rng.integers(1000)))
+        eng = Engine(TAIWAN, num_matches=b, seed=int(rng.integers(1000)))
         obs = eng.observe().copy()
         ids, counts = eng.legal_actions()
         ids, counts = ids.copy(), counts.copy()

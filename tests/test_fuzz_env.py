@@ -125,7 +125,7 @@ def same_state(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> bool:
 def cards_conserved(engine: Engine) -> bool:
     """Every seat's count is the size of its hand, and no card is held or played twice."""
     S = engine.state
-    for g in range(engine.num_games):
+    for g in range(engine.num_matches):
         seen = 0
         for s in range(engine.players):
             held, played = int(S.hands[g, s]), int(S.played[g, s])
@@ -248,7 +248,7 @@ DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
 @fuzz(60)
 @given(seed=st.integers(0, 2**63), data=st.data())
 def test_engine_step_works_or_changes_nothing(seed: int, data: st.DataObject) -> None:
-    engine = Engine(load_variant("taiwan", cards_per_player=3, games=2), num_games=3, seed=seed)
+    engine = Engine(load_variant("taiwan", cards_per_player=3, games=2), num_matches=3, seed=seed)
     for _ in range(30):
         if engine.over.all():
             break

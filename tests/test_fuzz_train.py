@@ -139,7 +139,7 @@ def test_set_values_for_training_fields_work_or_name_the_field(name, value):
 @pytest.fixture(scope="module")
 def match_state() -> dict[str, np.ndarray]:
     """A real mid-match state of 4 games, a few plays in."""
-    eng = Engine("taiwan", num_games=4, seed=11, autoreset=True)
+    eng = Engine("taiwan", num_matches=4, seed=11, autoreset=True)
     for _ in range(9):
         ids, _ = eng.legal_actions()
         eng.step(ids[:, 0].astype(np.int64))
@@ -149,7 +149,7 @@ def match_state() -> dict[str, np.ndarray]:
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_engine_load_state_loads_or_refuses_and_changes_nothing(match_state, data):
-    eng = Engine("taiwan", num_games=4, seed=3, autoreset=True)
+    eng = Engine("taiwan", num_matches=4, seed=3, autoreset=True)
     before = {k: v.copy() for k, v in eng.state._asdict().items()}
     state = {k: v.copy() for k, v in match_state.items()}
     name = data.draw(st.sampled_from(sorted(state)))

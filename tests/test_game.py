@@ -243,7 +243,7 @@ def test_an_agent_plays_a_whole_game_through_play_action() -> None:
 @pytest.mark.parametrize("form", ["text", "masks"])
 def test_a_bad_deal_is_refused_alike_by_the_engine_and_the_game(form: str) -> None:
     """One check of a given deal (``engine.check_deal``): the same words from ``Engine.reset`` (for
-    game 0 of the batch) and ``Game``, cards named in the variant's order (pusoy-dos: C < S < H < D)."""
+    match 0 of the batch) and ``Game``, cards named in the variant's order (pusoy-dos: C < S < H < D)."""
     from bigtwo.env.engine.engine import Engine
     from bigtwo.env.rules.cards import RANKS, cards_to_mask, parse_cards
 
@@ -257,7 +257,7 @@ def test_a_bad_deal_is_refused_alike_by_the_engine_and_the_game(form: str) -> No
     why = "3C 3D dealt to more than one seat"  # by card id the 3D comes first
     with pytest.raises(ValueError, match=f"^{why}$"):
         Game("pusoy-dos", hands=given)
-    with pytest.raises(ValueError, match=f"^game 0: {why}$"):
+    with pytest.raises(ValueError, match=f"^match 0: {why}$"):
         Engine("pusoy-dos", seed=1).reset(hands=given[None] if form == "masks" else given)
     with pytest.raises(ValueError, match="^seat 0 has 12 cards, the variant deals 13$"):
         Game("pusoy-dos", hands=[" ".join(h[1:] if seat == 0 else h) for seat, h in enumerate(hands)])

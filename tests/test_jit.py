@@ -100,15 +100,20 @@ def test_key_changes_when_a_declared_modules_file_changes(module: str, tmp_path:
 
 
 def test_reordering_the_variant_choices_starts_a_fresh_cache(tmp_path: Path) -> None:
-    """The kernels compile in their setting codes from ``variant.CHOICES``: a reorder must not leave
-    them running on the old codes."""
+    """The kernels compile in their setting codes from the settings' declarations (a value's place
+    in its ``OneOf`` list, ``variant.CHOICES``): a reorder must not leave them running on the old codes."""
     _copy_tree(tmp_path)
     before = jit.cache_key(jit.read_sources(tmp_path))
     path = tmp_path / "bigtwo" / "env" / "rules" / "variant.py"
     text = path.read_text()
-    assert '"last_card_rule": ("off", "enforce", "liability")' in text
-    path.write_text(text.replace('("off", "enforce", "liability")', '("off", "liability", "enforce")'))
+    assert 'OneOf("off", "enforce", "liability")' in text
+    path.write_text(text.replace('OneOf("off", "enforce", "liability")', 'OneOf("off", "liability", "enforce")'))
     assert jit.cache_key(jit.read_sources(tmp_path)) != before
+
+
+def test_how_slots_are_numbered_is_keyed_too() -> None:
+    """The ``ip``/``fp`` slots and the choice codes are derived in ``declaration``: it is keyed beside ``variant``."""
+    assert {"bigtwo.env.rules.variant", "bigtwo.env.rules.declaration"} <= set(jit.COMPILED_IN)
 
 
 def test_declaring_one_more_kernel_module_is_one_line_that_changes_the_key(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 import bigtwo.cli
 from bigtwo.agents import GreedyAgent
-from bigtwo.arena.move_time import WARM_UP_GAMES, measure_move_times
+from bigtwo.arena.move_time import WARM_UP_MATCHES, measure_move_times
 
 
 class CountingGreedy(GreedyAgent):
@@ -28,20 +28,29 @@ def test_every_decision_of_the_agent_after_the_warm_up_is_timed():
 
     variant = load_variant("taiwan")
     agent = CountingGreedy(variant)
-    res = measure_move_times(variant, agent, games=3, seed=4)
-    assert WARM_UP_GAMES >= 1 and 0 < res.moves < agent.calls  # the warm-up game's decisions are not timed
+    res = measure_move_times(variant, agent, matches=3, seed=4)
+    assert WARM_UP_MATCHES >= 1 and 0 < res.moves < agent.calls  # the warm-up match's decisions are not timed
     assert res.agent == "counting"
     assert res.median_ms <= res.percentile_ms(95) <= res.slowest_ms
 
 
 def test_cli_prints_a_row_per_agent(capsys):
-    assert bigtwo.cli.main(["move-time", "--agents", "greedy,random", "--games", "2", "--json"]) == 0
+    assert bigtwo.cli.main(["move-time", "--agents", "greedy,random", "--matches", "2", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["agent"] for r in rows] == ["greedy", "random"]
     assert all(r["moves"] > 0 and r["slowest_ms"] >= r["median_ms"] for r in rows)
 
 
-@pytest.mark.parametrize("games", [0, -1, 2.5, True])
-def test_bad_game_counts_are_refused(games):
-    with pytest.raises(ValueError, match="games must be a positive integer"):
-        measure_move_times("taiwan", "greedy", games=games)
+@pytest.mark.parametrize("matches", [0, -1, 2.5, True])
+def test_bad_match_counts_are_refused(matches):
+    with pytest.raises(ValueError, match="matches must be a positive integer"):
+        measure_move_times("taiwan", "greedy", matches=matches)
+
+
+def test_the_old_name_of_matches_still_counts_them(capsys):
+    """``games`` and ``--games``, the names of ``matches`` up to 0.2, are read until 0.3, with a warning."""
+    with pytest.warns(DeprecationWarning, match=r"measure_move_times\(games=\.\.\.\) is now"):
+        assert measure_move_times("taiwan", "greedy", games=1, seed=4).moves > 0
+    assert bigtwo.cli.main(["move-time", "--agents", "random", "--games", "1", "--json"]) == 0
+    assert "--games is now --matches" in capsys.readouterr().err
+    assert bigtwo.cli.main(["move-time", "--agents", "random", "--games", "1", "--matches", "1"]) == 2

@@ -38,7 +38,7 @@ SAVED = (
         "fc2e6792415362b71195439daf6e007629484ca1330c31a35de9218e9ba60e76",
     ),
     (
-        {"direction_per_game": "alternate", "games": 3, "last_card_rule": "liability"},
+        {"turn_order": "alternate", "games": 3, "last_card_rule": "liability"},
         "edacf1809ca97c1716f6b18ac2811536e3309174577046b2b22837aced6af6d6",
     ),
 )
@@ -129,7 +129,7 @@ def test_the_heuristics_reader_reads_what_the_decoder_reads(players: int) -> Non
     for _ in range(60):
         obs = eng.observe()
         parts = decode_observation(obs, players)
-        for g in range(eng.num_games):
+        for g in range(eng.num_matches):
             hand, unseen, _, table, owner, duty, opening = H.read_obs(obs[g], rules, counts)
             seen = parts["hand"][g] | parts["played"][g].any(0)
             assert int(hand) == sum(1 << int(c) for c in np.flatnonzero(parts["hand"][g]))
@@ -139,7 +139,7 @@ def test_the_heuristics_reader_reads_what_the_decoder_reads(players: int) -> Non
             assert owner == parts["table_seat"][g] and duty == parts["duty"][g]
             assert opening == (int(np.argmax(parts["opening_card"][g])) if parts["opening_card"][g].any() else -1)
         ids, n = eng.legal_actions()
-        eng.step(ids[np.arange(eng.num_games), (rng.random(eng.num_games) * n).astype(np.int64)])
+        eng.step(ids[np.arange(eng.num_matches), (rng.random(eng.num_matches) * n).astype(np.int64)])
 
 
 # ---------------------------------------------------------------- version 1's parts, scripted
@@ -154,7 +154,7 @@ def cards(text: str) -> list[int]:
 
 
 def seen_by(eng: Engine, seat: int) -> dict[str, np.ndarray]:
-    return decode_observation(eng.observe(np.full(eng.num_games, seat))[0].copy(), eng.players)
+    return decode_observation(eng.observe(np.full(eng.num_matches, seat))[0].copy(), eng.players)
 
 
 def test_recent_moves_passes_and_unseen_cards_on_a_scripted_trick() -> None:
@@ -275,7 +275,7 @@ TRACKED = [
     ("taiwan", {}),
     ("online-cn", {"players": 3, "games": 3}),  # two_ends_trick, liability, alternate direction
     ("japan", {"pair_chain": True, "players": 2, "cards_per_player": 20}),
-    ("taiwan", {"cards_per_player": 5, "games": 4, "direction_per_game": "random", "last_card_rule": "liability"}),
+    ("taiwan", {"cards_per_player": 5, "games": 4, "turn_order": "random", "last_card_rule": "liability"}),
 ]
 
 

@@ -16,7 +16,7 @@ from bigtwo.train.pair_scores import PairScores, distinct_plays  # noqa: E402
 
 def real_decisions(n: int = 96, steps: int = 6):
     """Observations and legal lists of ``n`` taiwan games after a few random steps each."""
-    engine = Engine("taiwan", num_games=n, seed=3)
+    engine = Engine("taiwan", num_matches=n, seed=3)
     rng = np.random.default_rng(0)
     for _ in range(steps):
         ids, counts = engine.legal_actions()

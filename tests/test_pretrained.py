@@ -131,7 +131,7 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
         make_agent("strong", load_variant("taiwan", players=3))
     with pytest.raises(ValueError, match=r"opening_every_game: False \(trained\) vs True \(here\)"):
         make_agent("strong", load_variant("taiwan", opening_every_game=True))
-    assert make_agent("strong", load_variant("taiwan", direction="clockwise")).name == "strong"  # seat labels only
+    assert make_agent("strong", load_variant("taiwan", seating="clockwise")).name == "strong"  # seat labels only
     # how a game is paid is not a rule of play: the same plays, another scoring
     assert make_agent("strong", load_variant("taiwan", scoring="collect", unit=2)).name == "strong"
     with pytest.raises(
@@ -169,7 +169,7 @@ def test_strong_with_search_adds_the_networks_best_plays(strong_dir):
 
     agent = make_agent("strong:simulations=16,top_k=2", "taiwan", seed=0)
     assert isinstance(agent, SearchAgent) and agent.name == "strong" and agent.prior.name == "strong"
-    eng = Engine("taiwan", num_games=6, seed=4)
+    eng = Engine("taiwan", num_matches=6, seed=4)
     rng = np.random.default_rng(4)
     for _ in range(3):  # a few plies in, so that answers (and passes) are among the moves
         ids, n = eng.legal_actions()
@@ -224,7 +224,7 @@ def test_strong_trust_keeps_the_networks_play_unless_clearly_beaten(strong_dir):
     from bigtwo.agents.heuristic import BIG
     from bigtwo.agents.search import SearchAgent
 
-    eng = Engine("taiwan", num_games=8, seed=5)
+    eng = Engine("taiwan", num_matches=8, seed=5)
     rng = np.random.default_rng(5)
     for _ in range(2):
         ids, n = eng.legal_actions()
@@ -277,7 +277,7 @@ def test_strong_scores_on_one_torch_thread_and_restores_the_setting(strong_dir):
         return original(*args, **kwargs)
 
     net.score_arrays = spy
-    eng = Engine("taiwan", num_games=1, seed=2)
+    eng = Engine("taiwan", num_matches=1, seed=2)
     agent.prior.scores(eng.observe(), *eng.legal_actions())
     assert seen == [1] and torch.get_num_threads() == before
 

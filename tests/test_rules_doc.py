@@ -1,8 +1,10 @@
 """RULES.md, the rules document in the repository, stays current with the code.
 
-Every variant setting is a field of ``Variant``; each must be named in RULES.md, and RULES.md's
-"Named variants" table must say what the shipped YAML files hold (opening card, straights, flush
-order, scoring, and the settings its last column switches on).
+Every variant setting is declared once, as a field of ``Variant``; RULES.md's "Every setting"
+table is written from the declarations (``settings_table``) and must equal them, and its prose
+must still name every setting. RULES.md's "Named variants" table must say what the shipped YAML
+files hold (opening card, straights, flush order, scoring, and the settings its last column
+switches on).
 """
 
 from __future__ import annotations
@@ -14,10 +16,22 @@ from pathlib import Path
 import pytest
 
 from bigtwo.env import Variant, load_variant, variant_names
+from bigtwo.env.rules.variant import SETTINGS, settings_table
 
 RULES = (Path(__file__).resolve().parents[1] / "RULES.md").read_text(encoding="utf-8")
-# Fields that are bookkeeping, not settings of a table's rules.
-NOT_SETTINGS = {"name", "description", "straights_preset", "straights"}
+BEGIN, END = "<!-- bigtwo:variant-settings -->\n", "\n<!-- /bigtwo:variant-settings -->"
+TABLE = RULES.split(BEGIN, 1)[1].split(END, 1)[0] if BEGIN in RULES and END in RULES else ""
+PROSE = RULES.replace(TABLE, "")
+
+
+def test_the_settings_table_is_written_from_the_declarations() -> None:
+    assert TABLE, f"RULES.md has no settings table between {BEGIN.strip()} and {END.strip()}"
+    assert settings_table() == TABLE, (
+        "RULES.md's settings table is out of date: paste the output of `bigtwo variants --settings` "
+        f"between {BEGIN.strip()} and {END.strip()}"
+    )
+    for name, setting in SETTINGS.items():
+        assert f"| `{name}` |" in TABLE and setting.doc in TABLE
 
 
 def named_variant_rows() -> dict[str, list[str]]:
@@ -30,11 +44,12 @@ def named_variant_rows() -> dict[str, list[str]]:
     return rows
 
 
-def test_every_setting_is_named_in_rules_md() -> None:
-    settings = [f.name for f in dataclasses.fields(Variant) if f.name not in NOT_SETTINGS]
-    missing = [name for name in settings if not re.search(rf"`{name}[`:]", RULES)]
-    assert not missing, f"settings not documented in RULES.md: {missing}"
-    assert "variant's `straights` list" in RULES
+def test_every_setting_is_named_in_the_prose() -> None:
+    """Beyond the generated table, the rules' text says what each setting does (``straights`` in
+    "Straights", its own words)."""
+    missing = [name for name in SETTINGS if name != "straights" and not re.search(rf"`{name}[`:]", PROSE)]
+    assert not missing, f"settings the prose of RULES.md does not explain: {missing}"
+    assert "variant's `straights` list" in PROSE
 
 
 def test_the_table_lists_every_named_variant() -> None:

@@ -42,7 +42,7 @@ CONFIGS = [
     ("online-cn", {"games": 3}),  # liability, alternating direction: its second game is reversed
     ("pusoy-dos", {}),
     ("taiwan", {"players": 2}),
-    ("taiwan", {"players": 3, "direction_per_game": "random", "last_card_rule": "liability"}),
+    ("taiwan", {"players": 3, "turn_order": "random", "last_card_rule": "liability"}),
 ]
 IDS = [name + "".join(f"-{k}{v}" for k, v in o.items()) for name, o in CONFIGS]
 # Parts with one row (or slot) per place, and parts whose values are places (-1: none).
@@ -64,7 +64,7 @@ def random_steps(eng: Engine, rng: np.random.Generator, steps: int) -> None:
     """``steps`` random legal moves in every game (a game whose match is over sits out)."""
     for _ in range(steps):
         ids, n = eng.legal_actions()
-        picks = ids[np.arange(eng.num_games), (rng.random(eng.num_games) * np.maximum(n, 1)).astype(np.int64)]
+        picks = ids[np.arange(eng.num_matches), (rng.random(eng.num_matches) * np.maximum(n, 1)).astype(np.int64)]
         eng.step(np.where(eng.over, -1, picks))
 
 
@@ -149,7 +149,7 @@ def test_the_absolute_state_is_the_engine_state(name: str, overrides: dict) -> N
         random_steps(eng, rng, 3)
     if v.last_card_rule == "liability":
         assert checked_breach, "no breach came up: the test did not see the breach part"
-    if v.direction_per_game != "fixed":
+    if v.turn_order != "fixed":
         assert checked_reverse, "no reversed game came up"
 
 

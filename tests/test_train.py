@@ -309,7 +309,7 @@ def test_trainer_smoke(tmp_path, algo):
     agent = agents.make_agent(str(result.checkpoint), "taiwan", seed=0)
     from bigtwo.env.engine.engine import Engine
 
-    eng = Engine("taiwan", num_games=8, seed=3)
+    eng = Engine("taiwan", num_matches=8, seed=3)
     ids, counts = eng.legal_actions()
     acts = agent.act(eng.observe(), ids, counts)
     assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
@@ -834,7 +834,7 @@ def test_an_advised_checkpoint_plays_with_its_adviser(tmp_path):
     assert ckpt.load(result.checkpoint)["model"]["kwargs"]["advice"] == "greedy"
     agent = agents.make_agent(str(result.checkpoint), "taiwan", seed=0)
     assert agent.net.adviser is not None and agent.net.adviser.spec == "greedy"
-    eng = Engine("taiwan", num_games=16, seed=4)
+    eng = Engine("taiwan", num_matches=16, seed=4)
     ids, counts = eng.legal_actions()
     acts = agent.act(eng.observe(), ids, counts)
     assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))

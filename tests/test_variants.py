@@ -65,7 +65,7 @@ PLAIN = {
     "target_score": 0,
     "jqka2_suited": "flush",
     "tiers": (),
-    "direction_per_game": "fixed",
+    "turn_order": "fixed",
 }
 TABLE = {
     "hong-kong": {"opening_card": "3D", "straights": "hk", "flush_order": "suit_first", "scoring": "cards"},
@@ -84,7 +84,7 @@ TABLE = {
         "scoring": "pairwise",
         "two_ends_trick": True,
         "last_card_rule": "liability",
-        "direction_per_game": "alternate",
+        "turn_order": "alternate",
     },
     "pusoy-dos": {
         "opening_card": "3C",
@@ -124,9 +124,9 @@ def test_named_variant_matches_rules_table(name):
             assert v.straights == STRAIGHTS[value], name
         else:
             assert getattr(v, field) == value, (name, field)
-    assert v.direction in ("clockwise", "counterclockwise")  # labelling only (RULES.md "Deal and seats")
+    assert v.seating in ("clockwise", "counterclockwise")  # labelling only (RULES.md "Deal and seats")
     # every field of the dataclass is covered by the table check above
-    covered = set(expected) | {"name", "description", "straights_preset", "direction"}
+    covered = set(expected) | {"name", "description", "straights_preset", "seating"}
     assert {f.name for f in dataclasses.fields(Variant)} <= covered
 
 
@@ -179,14 +179,14 @@ def test_overrides_all_kinds_of_fields():
         penalty_multiplier_for_twos=2,
         games=5,
         target_score=100,
-        direction="clockwise",
+        seating="clockwise",
     )
     assert v.players == 3 and v.suit_order == ("C", "S", "H", "D")
     assert v.opening_card == "lowest" and v.opening_every_game is True
     assert v.flush_order == "rank_first" and v.last_card_rule == "enforce" and v.scoring == "win_loss"
     assert (v.unit, v.buy_in, v.rake) == (0.25, 12, 0.1)
     assert (v.penalty_multiplier_for_twos, v.games, v.target_score) == (2, 5, 100)
-    assert v.direction == "clockwise"
+    assert v.seating == "clockwise"
     assert v.straights == STRAIGHTS["tw"]
 
 
@@ -271,7 +271,7 @@ def test_named_yaml_round_trip(tmp_path):
         ("flush_order: rankfirst\n", "flush_order", "'rankfirst'", "suit_first, rank_first"),
         ("scoring: points\n", "scoring", "'points'", "cards, tiered, pairwise, win_loss"),
         ("last_card_rule: always\n", "last_card_rule", "'always'", "off, enforce, liability"),
-        ("direction: left\n", "direction", "'left'", "clockwise, counterclockwise"),
+        ("seating: left\n", "seating", "'left'", "clockwise, counterclockwise"),
         ("pair_chain: 'yes'\n", "pair_chain", "'yes'", "true or false"),
         ("two_ends_trick: 1\n", "two_ends_trick", "1", "true or false"),
         ("opening_card: 3X\n", "opening_card", "'3X'", "lowest"),
@@ -292,7 +292,7 @@ def test_named_yaml_round_trip(tmp_path):
         ("penalty_multiplier_for_twos: 0\n", "penalty_multiplier_for_twos", "0", ">= 1"),
         ("name: 5\n", "name", "5", "text"),
         ("jqka2_suited: none\n", "jqka2_suited", "'none'", "flush, no_play"),
-        ("direction_per_game: sometimes\n", "direction_per_game", "'sometimes'", "fixed, alternate, random"),
+        ("turn_order: sometimes\n", "turn_order", "'sometimes'", "fixed, alternate, random"),
         ("scoring: collect\ntiers: 2\n", "tiers", "2", "[from_cards, multiplier] pairs"),
         ("scoring: collect\ntiers: [[10, 2], [10, 3]]\n", "tiers", "[[10, 2], [10, 3]]", "strictly rising"),
         ("scoring: collect\ntiers: [[13, 3], [10, 2]]\n", "tiers", "[[13, 3], [10, 2]]", "strictly rising"),

@@ -15,7 +15,7 @@ from bigtwo.env import Engine, load_variant
 
 def lowest_payoff(variant, games: int, seed: int) -> float:
     """The lowest payoff any seat got in ``games`` matches of uniformly random legal play."""
-    eng = Engine(variant, num_games=games, seed=seed)
+    eng = Engine(variant, num_matches=games, seed=seed)
     rng = np.random.default_rng(seed)
     lowest = np.inf
     while not eng.state.over.all():

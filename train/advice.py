@@ -19,7 +19,7 @@ builds the same adviser; the adviser sees only the acting seat's observation, li
 >>> from bigtwo.env.engine.engine import Engine
 >>> from bigtwo.env import load_variant
 >>> adviser = Adviser("greedy", load_variant("taiwan"))
->>> eng = Engine("taiwan", num_games=3, seed=1)
+>>> eng = Engine("taiwan", num_matches=3, seed=1)
 >>> ids, counts = eng.legal_actions()
 >>> picks = adviser.picks(eng.observe(), ids, counts)
 >>> picks.dtype, bool(((picks >= 0) & (picks < counts)).all())

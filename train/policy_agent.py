@@ -31,12 +31,12 @@ import torch
 
 from bigtwo.agents.base import Agent
 from bigtwo.env.engine.observation import OBS_VERSION, obs_size
-from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, load_variant
+from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, load_variant, stored_variant
 from bigtwo.train import checkpoint as ckpt
 from bigtwo.train.networks import ActionScorer, build_network
 
 MODES = ("greedy", "sample")
-NOT_RULES = ("name", "description", "direction", "straights_preset")  # naming, and seat labels when shown
+NOT_RULES = ("name", "description", "seating", "straights_preset")  # naming, and seat labels when shown
 # How a finished game is paid: an agent plays the same plays under any of these (it was tuned to
 # the scoring it trained on, which its provenance records), so they never make rules differ.
 PAYOFF_FIELDS = ("scoring", "unit", "tiers", "buy_in", "rake", "penalty_multiplier_for_twos", "games", "target_score")
@@ -154,8 +154,7 @@ def check_obs_version(payload: dict, who: str, remedy: str = "retrain it (`bigtw
 
 def checkpoint_variant(payload: dict) -> Variant:
     """The variant a checkpoint was trained on, rebuilt from its saved settings."""
-    settings = dict(payload["variant"]["settings"])
-    return load_variant(DEFAULT_VARIANT).replace(**settings)
+    return stored_variant(payload["variant"]["settings"], "checkpoint variant", base=load_variant(DEFAULT_VARIANT))
 
 
 def rule_differences(trained: Variant, play: Variant) -> list[str]:

@@ -44,7 +44,7 @@ and 4 players.
 
 >>> import numpy as np
 >>> from bigtwo.env.engine.engine import Engine
->>> eng = Engine("taiwan", num_games=4, seed=1)
+>>> eng = Engine("taiwan", num_matches=4, seed=1)
 >>> agent = HeuristicAgent(eng.variant)
 >>> ids, n = eng.legal_actions()
 >>> a = agent.act(eng.observe(), ids, n)

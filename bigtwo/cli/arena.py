@@ -104,13 +104,18 @@ def _ladder(args: argparse.Namespace) -> int:
 
 def _move_time(args: argparse.Namespace) -> int:
     from bigtwo.agents.registry import parse_agent_list
-    from bigtwo.arena.move_time import measure_move_times, table
+    from bigtwo.arena.move_time import DEFAULT_MATCHES, measure_move_times, table
 
     overrides = variant_overrides(args)
     agents = parse_agent_list(args.agents)
     say_if_compiling(agents)
+    if args.games is not None:  # the old name of --matches
+        if args.matches is not None:
+            raise ValueError("--games is the old name of --matches; give --matches only")
+        print("bigtwo move-time: --games is now --matches; the old name is read until 0.3", file=sys.stderr)
+    matches = args.matches if args.matches is not None else args.games if args.games is not None else DEFAULT_MATCHES
     results = [
-        measure_move_times(args.variant, a, games=args.games, seed=args.seed, opponents=args.opponents, **overrides)
+        measure_move_times(args.variant, a, matches=matches, seed=args.seed, opponents=args.opponents, **overrides)
         for a in agents
     ]
     if args.json:
@@ -240,15 +245,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     lad.set_defaults(func=_ladder)
 
+    from bigtwo.arena.move_time import DEFAULT_MATCHES
+
     mt = sub.add_parser(
         "move-time",
         help="time an agent's moves, one game at a time (median, p95, p99, slowest)",
-        description="Each agent plays --games matches alone in one engine (as bigtwo play runs it), in every seat "
+        description="Each agent plays --matches matches alone in one engine (as bigtwo play runs it), in every seat "
         "in turn, against --opponents; every one of its decisions is timed after one warm-up match.",
     )
     mt.add_argument("--agents", required=True, help="comma list of agent names or checkpoint paths to time")
     add_variant(mt)
-    mt.add_argument("--games", type=int, default=40, help="matches timed per agent (default 40)")
+    mt.add_argument("--matches", type=int, help=f"matches timed per agent (default {DEFAULT_MATCHES})")
+    mt.add_argument("--games", type=int, help=argparse.SUPPRESS)  # the old name of --matches, read until 0.3
     add_seed(mt, 0, "seed of the deals")
     mt.add_argument("--opponents", default="heuristic", help="agent in every other seat (default heuristic)")
     add_variant_overrides(mt)

@@ -140,7 +140,7 @@ def bench_curve(variant: str, repeats: int, quick: bool = False, batches: tuple[
 def engine_memory(variant: str, batch: int = 4096) -> dict[str, float]:
     from bigtwo.env.engine.engine import Engine
 
-    eng = Engine(variant, num_games=batch, seed=0)
+    eng = Engine(variant, num_matches=batch, seed=0)
     mask = eng.legal_mask()
     mib = 1 << 20
     return {

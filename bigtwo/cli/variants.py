@@ -2,16 +2,23 @@
 
 bigtwo variants              one line per named variant: players, opening, straights, ...
 bigtwo variants japan        every setting of one variant (a name or a YAML file)
+bigtwo variants --settings   every setting a variant has: default, allowed values, description and
+                             how the kernels receive it (the Markdown table RULES.md holds)
 """
 
 from __future__ import annotations
 
 import argparse
 
-from bigtwo.env.rules.variant import load_variant, variant_names
+from bigtwo.env.rules.variant import load_variant, settings_table, variant_names
 
 
 def _handle(args: argparse.Namespace) -> int:
+    if args.settings:
+        if args.name:
+            raise ValueError(f"--settings lists every setting of any variant; give no variant name (got {args.name!r})")
+        print(settings_table())
+        return 0
     if args.name:
         print(load_variant(args.name).describe())
         return 0
@@ -34,4 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``variants`` to the ``bigtwo`` command."""
     p = sub.add_parser("variants", help="list the rule variants or show one")
     p.add_argument("name", nargs="?", help="a variant name or a YAML file")
+    p.add_argument(
+        "--settings",
+        action="store_true",
+        help="every setting: default, allowed values, description, how the kernels receive it (Markdown)",
+    )
     p.set_defaults(func=_handle)

@@ -1,16 +1,17 @@
-"""The batched engine: N games (or matches) stepped at once, state held as NumPy arrays.
+"""The batched engine: N matches stepped at once, state held as NumPy arrays.
 
 This is the one implementation of the rules; ``Game``, the PettingZoo and Gymnasium
 environments and the vector environment all run on it.
 
-Each game ``g`` has its own seed; its deals depend on that seed and on how many deals it has
-had, never on the other games, so a batch of N with seeds ``s_0..s_{N-1}`` plays exactly like N
-single games with those seeds. A game here is one *match* of ``variant.games`` games: when a
-game ends its payoffs are reported, and the next game is dealt at once (its winner leads)
-until the match is over.
+Words as RULES.md ("Words") uses them: a *game* is one deal played out, a *match* is the
+variant's ``games`` games in a row. The engine holds ``num_matches`` matches, one per row of its
+arrays (``g`` below): when a game ends its payoffs are reported, and the match's next game is
+dealt at once (its winner leads) until the match is over. Each match ``g`` has its own seed; its
+deals depend on that seed and on how many deals it has had, never on the other matches, so a
+batch of N with seeds ``s_0..s_{N-1}`` plays exactly like N single matches with those seeds.
 
 Play order: a game plays seat + 1 next, or seat - 1 when it is reversed (``Engine.reverse``, one
-flag per game, set as each game starts by ``direction_per_game``: ``fixed`` never, ``alternate``
+flag per match, set as each game starts by ``turn_order``: ``fixed`` never, ``alternate``
 the match's 2nd, 4th, ... game, ``random`` drawn from the game's seed and deal number). A reversed
 game moves everything that follows the order: the turn, the last-card duty (the seat before the
 one-card holder), liability, the settlement order under ``buy_in`` and the observations' relative
@@ -21,17 +22,18 @@ What agents read: ``legal_actions``/``legal_mask`` and ``observe(seats)`` (what 
 game so far (``bigtwo.env.engine.state``), for centralised critics only; it is computed only when asked.
 
 >>> from bigtwo.env import load_variant
->>> eng = Engine(load_variant("taiwan"), num_games=2, seed=7)
+>>> eng = Engine(load_variant("taiwan"), num_matches=2, seed=7)
 >>> ids, n = eng.legal_actions()
 >>> bool((n > 0).all())
 True
->>> result = eng.step(ids[:, 0])  # the lowest legal play in each game
+>>> result = eng.step(ids[:, 0])  # the lowest legal play in each match
 >>> eng.observe().shape, eng.obs_version
 ((2, 623), 1)
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -49,7 +51,8 @@ from bigtwo.env.engine.state import STATE_VERSION, state_all, state_size
 from bigtwo.env.rules.actions import ActionTable, action_table
 from bigtwo.env.rules.cards import NUM_CARDS, card_texts, cards_to_mask, mask_to_cards, parse_cards
 from bigtwo.env.rules.combos import PLAY_SIZES
-from bigtwo.env.rules.variant import DEFAULT_VARIANT, Variant, choice_code, load_variant
+from bigtwo.env.rules.declaration import FP, IP, RULES_ARRAYS
+from bigtwo.env.rules.variant import DEFAULT_VARIANT, FP_SLOTS, IP_SLOTS, SETTINGS, Variant, load_variant
 
 PARALLEL_FROM = 1024  # batch size from which running slices of the batch in threads pays off (measured)
 THREADS = max(1, min(4, usable_cores()))
@@ -114,7 +117,7 @@ def batch_slices(state: kernels.State, threads: int) -> list[tuple[int, int, ker
 
 @dataclass
 class StepResult:
-    """What one step reports, per game (arrays are views: copy what you keep)."""
+    """What one step reports, per match (arrays are views: copy what you keep)."""
 
     game_over: np.ndarray  # bool (N,): a game ended on this step
     match_over: np.ndarray  # bool (N,): a match ended on this step
@@ -123,43 +126,36 @@ class StepResult:
 
 
 def make_rules(variant: Variant, table: ActionTable) -> kernels.Rules:
-    """The kernels' view of a variant and its action table."""
+    """The kernels' view of a variant and its action table: every setting sent where its
+    declaration routes it (``bigtwo.env.rules.declaration``): its ``ip`` or ``fp`` slot, or the
+    ``Rules`` array it is made into (the action-table settings arrive through ``table``)."""
     ip = np.zeros(kernels.IP_NUM, dtype=np.int64)
-    ip[kernels.IP_PLAYERS] = variant.players
-    ip[kernels.IP_CPP] = variant.cards_per_player
-    ip[kernels.IP_OPENING] = variant.opening_card_id
-    ip[kernels.IP_OPEN_EVERY] = int(variant.opening_every_game)
-    ip[kernels.IP_PAIR_CHAIN] = int(variant.pair_chain)
-    ip[kernels.IP_TWO_ENDS] = int(variant.two_ends_trick)
-    ip[kernels.IP_LAST_CARD] = choice_code("last_card_rule", variant.last_card_rule)
-    ip[kernels.IP_SCORING] = choice_code("scoring", variant.scoring)
-    ip[kernels.IP_GAMES] = variant.games
-    ip[kernels.IP_TWOS_MULT] = variant.penalty_multiplier_for_twos
-    ip[kernels.IP_DIRECTION] = choice_code("direction_per_game", variant.direction_per_game)
     fp = np.zeros(kernels.FP_NUM, dtype=np.float64)
-    fp[kernels.FP_UNIT] = variant.unit
-    fp[kernels.FP_BUY_IN] = variant.buy_in
-    fp[kernels.FP_RAKE] = variant.rake
-    fp[kernels.FP_TARGET] = variant.target_score
+    arrays: dict[str, np.ndarray] = {}
+    for name, setting in SETTINGS.items():
+        value = getattr(variant, name)
+        for route in setting.kernels:
+            if route.target == IP:
+                ip[IP_SLOTS[name]] = setting.encode(route, value)
+            elif route.target == FP:
+                fp[FP_SLOTS[name]] = setting.encode(route, value)
+            elif route.target in RULES_ARRAYS:
+                arrays[route.target] = setting.encode(route, value)
     fp[kernels.FP_SCORE_SCALE] = 1.0 / abs(variant.worst_payoff)  # observed match scores: per worst game
-    windows = np.array([w for w, _top in variant.straights], dtype=np.int64).reshape(-1, 5)
-    tiers = np.array(variant.tiers, dtype=np.float64).reshape(-1, 2)
     return kernels.Rules(
-        ip,
-        fp,
-        np.array(variant.suit_rank, dtype=np.int64),
-        windows,
-        tiers,
-        table.sizes,
-        table.kinds,
-        table.places(),
-        table.masks,
-        table.beat_start,
-        table.group_end,
-        table.hash_keys,
-        table.hash_ids,
-        table.hash_bits,
-        rank_ids(table),
+        ip=ip,
+        fp=fp,
+        **{name: arrays[name] for name in RULES_ARRAYS},  # every array a declaration routes to
+        sizes=table.sizes,
+        kinds=table.kinds,
+        places=table.places(),
+        masks=table.masks,
+        beat_start=table.beat_start,
+        group_end=table.group_end,
+        hash_keys=table.hash_keys,
+        hash_ids=table.hash_ids,
+        bits=table.hash_bits,
+        rank_ids=rank_ids(table),
     )
 
 
@@ -183,8 +179,8 @@ def legal_capacity(variant: Variant, table: ActionTable) -> int:
 
 
 def check_deal(masks: np.ndarray, variant: Variant) -> np.ndarray:
-    """``masks`` ((N, P) uint64, a batch's first deals) if each game deals each seat the variant's
-    number of cards, no card twice and no bit past 51; ``ValueError`` naming the game, the seat
+    """``masks`` ((N, P) uint64, a batch's first deals) if each match deals each seat the variant's
+    number of cards, no card twice and no bit past 51; ``ValueError`` naming the match, the seat
     and the cards otherwise. The one check of a given deal (``Engine.reset``, ``Game.check_hands``)."""
     if (masks >> np.uint64(NUM_CARDS)).any():
         raise ValueError("hands as masks may only use bits 0..51 (one per card)")
@@ -193,10 +189,10 @@ def check_deal(masks: np.ndarray, variant: Variant) -> np.ndarray:
         seen = 0
         for s, mask in enumerate(int(m) for m in row):
             if mask.bit_count() != cpp:
-                raise ValueError(f"game {g}: seat {s} has {mask.bit_count()} cards, the variant deals {cpp}")
+                raise ValueError(f"match {g}: seat {s} has {mask.bit_count()} cards, the variant deals {cpp}")
             if seen & mask:
                 dup = sorted(mask_to_cards(seen & mask), key=values.__getitem__)
-                raise ValueError(f"game {g}: {' '.join(card_texts(dup))} dealt to more than one seat")
+                raise ValueError(f"match {g}: {' '.join(card_texts(dup))} dealt to more than one seat")
             seen |= mask
     return masks
 
@@ -214,9 +210,11 @@ def _nesting(x: object) -> int:
 class Engine:
     """N Big Two matches as arrays. See the module docstring.
 
-    ``autoreset``: when a match ends, start the next one in the same step (for trainers).
-    ``threads``: threads running slices of the batch (default: one per core, up to 4); batches
-    under 1,024 games run in the calling thread (measured: threads cost more than they save below).
+    ``num_matches``: the matches held, one per row (``num_games``, its name up to 0.2, is read
+    with a ``DeprecationWarning`` until 0.3). ``autoreset``: when a match ends, start the next one
+    in the same step (for trainers). ``threads``: threads running slices of the batch (default:
+    one per core, up to 4); batches under 1,024 matches run in the calling thread (measured:
+    threads cost more than they save below).
     ``changes`` counts the calls that changed the state (``step``, ``step_observe``, ``reset``,
     ``set_position``, ``load_state``): ``Game`` serves the observation it kept from a play only
     while this count is unchanged. Change the state through these methods, not by writing its arrays.
@@ -225,25 +223,37 @@ class Engine:
     def __init__(
         self,
         variant: Variant | str = DEFAULT_VARIANT,
-        num_games: int = 1,
+        num_matches: int | None = None,
         seed: int | Sequence[int] | None = None,
         autoreset: bool = False,
         threads: int | None = None,
+        *,
+        num_games: int | None = None,
     ) -> None:
-        check_count("num_games", num_games)
+        if num_games is not None:
+            if num_matches is not None:
+                raise ValueError("num_games is the old name of num_matches; give num_matches only")
+            warnings.warn(
+                "Engine(num_games=...) is now Engine(num_matches=...); the old name is read until 0.3",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            num_matches = num_games
+        num_matches = 1 if num_matches is None else num_matches
+        check_count("num_matches", num_matches)
         if threads is not None:
             check_count("threads", threads, "or None: one per core")
         self.variant = variant if isinstance(variant, Variant) else load_variant(variant)
         self.table = action_table(self.variant)
         self.rules = make_rules(self.variant, self.table)
-        self.num_games = int(num_games)
+        self.num_matches = int(num_matches)
         self.players = self.variant.players
         self.autoreset = bool(autoreset)
         self.obs_size = obs_size(self.players)
         self.state_size = state_size(self.players)  # privileged global state (global_state)
         self.threads = int(threads) if threads is not None else THREADS
-        self._threads = self.threads if self.num_games >= PARALLEL_FROM else 1
-        n, p = self.num_games, self.players
+        self._threads = self.threads if self.num_matches >= PARALLEL_FROM else 1
+        n, p = self.num_matches, self.players
         cap = legal_capacity(self.variant, self.table)
         self.state = kernels.State(
             seeds=np.zeros(n, np.uint64),
@@ -316,11 +326,12 @@ class Engine:
     # ------------------------------------------------------------ life cycle
 
     def reset(self, seed: int | Sequence[int] | None = None, hands: Sequence | np.ndarray | None = None) -> None:
-        """Start new matches. ``seed``: an int (game ``g`` gets ``seed + g``), one per game, or
-        ``None`` for fresh entropy (checked by ``bigtwo.env.engine.seeds.seed_array``: ints 0..2**64-1). ``hands``: per game, per seat, the cards dealt (text, ids or
-        a uint64 mask array of shape (N, P)); later games of a match are dealt from the seed."""
+        """Start new matches. ``seed``: an int (match ``g`` gets ``seed + g``), one per match, or
+        ``None`` for fresh entropy (checked by ``bigtwo.env.engine.seeds.seed_array``: ints
+        0..2**64-1). ``hands``: per match, per seat, the cards dealt for its first game (text, ids
+        or a uint64 mask array of shape (N, P)); later games of a match are dealt from the seed."""
         S = self.state
-        seeds = seed_array(seed, self.num_games)
+        seeds = seed_array(seed, self.num_matches)
         dealt = None if hands is None else self._parse_hands(hands)  # check everything before changing state
         S.seeds[:] = seeds
         S.deal_count[:] = 0
@@ -333,20 +344,20 @@ class Engine:
 
     def _parse_hands(self, hands: Sequence | np.ndarray) -> np.ndarray:
         """``hands`` (see ``reset``) as (N, P) uint64 masks, checked by ``check_deal``."""
-        n, p = self.num_games, self.players
+        n, p = self.num_matches, self.players
         if isinstance(hands, np.ndarray) and hands.dtype == np.uint64:
             if hands.shape != (n, p):
                 raise ValueError(f"hands as masks must have shape ({n}, {p}), got {hands.shape}")
             return check_deal(hands, self.variant)
         rows = list(hands)
-        if n == 1 and _nesting(rows) <= 2:  # one game's hands, not a batch of one
+        if n == 1 and _nesting(rows) <= 2:  # one match's hands, not a batch of one
             rows = [rows]
         if len(rows) != n:
-            raise ValueError(f"hands must give {n} game(s), got {len(rows)}")
+            raise ValueError(f"hands must give {n} match(es), got {len(rows)}")
         out = np.zeros((n, p), np.uint64)
         for g, row in enumerate(rows):
             if len(row) != p:
-                raise ValueError(f"game {g}: hands must give {p} seats, got {len(row)}")
+                raise ValueError(f"match {g}: hands must give {p} seats, got {len(row)}")
             for s, h in enumerate(row):
                 out[g, s] = np.uint64(cards_to_mask(parse_cards(h)))
         return check_deal(out, self.variant)
@@ -357,8 +368,8 @@ class Engine:
 
     def set_position(
         self,
-        games: int | slice | Sequence[int] | np.ndarray,
-        hands: np.ndarray,
+        matches: int | slice | Sequence[int] | np.ndarray | None = None,
+        hands: np.ndarray | None = None,
         played: np.ndarray | None = None,
         current: int | np.ndarray = 0,
         table_action: int | np.ndarray = 0,
@@ -372,11 +383,14 @@ class Engine:
         hist_action: np.ndarray | Sequence[int] | None = None,
         hist_seat: np.ndarray | Sequence[int] | None = None,
         passed_on: np.ndarray | None = None,
+        *,
+        games: int | slice | Sequence[int] | np.ndarray | None = None,
     ) -> None:
-        """Load a mid-game position into ``games`` (an index, a slice or an index array; the
-        other games are untouched), then recompute the legal lists (search continues from it).
+        """Load a mid-game position into ``matches`` (an index, a slice or an index array; the
+        other matches are untouched), then recompute the legal lists (search continues from it).
+        ``games``, its name up to 0.2, is read with a ``DeprecationWarning`` until 0.3.
 
-        Per loaded game, broadcast over them: ``hands`` and ``played`` (P,) uint64 card masks per
+        Per loaded match, broadcast over them: ``hands`` and ``played`` (P,) uint64 card masks per
         seat (cards held, cards played this game); ``current`` the seat to act; ``table_action``
         the play to beat (0 when leading) made by ``table_seat`` (-1 when leading), followed by
         ``passes`` passes; ``opening`` the card the next play must hold (-1 none, only before the
@@ -387,14 +401,25 @@ class Engine:
         ``passed_on`` (P, 5) the weakest table play each seat passed on per size 1, 2, 3, 5, 6
         (0 none, the default). Cards left are counted from ``hands``. Raises
         ``ValueError`` naming the first inconsistency (a card held twice, an empty hand, ...)."""
-        S, n, p = self.state, self.num_games, self.players
-        rows = np.arange(n)[games]
+        S, n, p = self.state, self.num_matches, self.players
+        if games is not None:
+            if matches is not None:
+                raise ValueError("set_position: games is the old name of matches; give matches only")
+            warnings.warn(
+                "Engine.set_position(games=...) is now set_position(matches=...); the old name is read until 0.3",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            matches = games
+        if matches is None or hands is None:
+            raise TypeError("set_position needs matches (the rows to load) and hands")
+        rows = np.arange(n)[matches]
         rows = np.atleast_1d(rows).astype(np.int64)
         k = len(rows)
         if k == 0:
             return
         if len(np.unique(rows)) != k:
-            raise ValueError("set_position: a game is listed twice")
+            raise ValueError("set_position: a match is listed twice")
 
         def per_game(value, dtype, shape=()) -> np.ndarray:
             arr = np.asarray(value)
@@ -417,7 +442,9 @@ class Engine:
         br = per_game(False if breach is None else breach, np.bool_, (p,))
         rv = np.asarray(reverse)
         if rv.dtype != np.bool_:
-            raise ValueError(f"set_position: reverse must be True/False (one per game or one for all), got {reverse!r}")
+            raise ValueError(
+                f"set_position: reverse must be True/False (one per match or one for all), got {reverse!r}"
+            )
         rv = per_game(rv, np.bool_)
 
         def moves(value, what: str) -> np.ndarray:
@@ -446,7 +473,7 @@ class Engine:
                 if len(clash):
                     g = int(rows[clash[0]])
                     raise ValueError(
-                        f"set_position: game {g}: a card {what} by seat {s} is also held or played elsewhere"
+                        f"set_position: match {g}: a card {what} by seat {s} is also held or played elsewhere"
                     )
                 seen |= mask
         checks = [
@@ -483,7 +510,7 @@ class Engine:
         checks.append(((op >= 0) & (held_opening == 0), "the seat to act must hold the opening card"))
         for bad, why in checks:
             if bad.any():
-                raise ValueError(f"set_position: game {int(rows[np.flatnonzero(bad)[0]])}: {why}")
+                raise ValueError(f"set_position: match {int(rows[np.flatnonzero(bad)[0]])}: {why}")
         S.hands[rows] = h
         S.played[rows] = pl
         S.counts[rows] = counts.astype(np.int8)
@@ -525,8 +552,8 @@ class Engine:
                 raise ValueError(f"load_state: {name} must be {arr.dtype} {arr.shape}, got {got.dtype} {got.shape}")
             new[name] = got
         hands, played, cur = new["hands"], new["played"], new["current"].astype(np.int64)
-        every = np.zeros(self.num_games, np.uint64)
-        clash = np.zeros(self.num_games, bool)
+        every = np.zeros(self.num_matches, np.uint64)
+        clash = np.zeros(self.num_matches, bool)
         for mask in [*hands.T, *played.T]:
             clash |= (every & mask) != 0
             every |= mask
@@ -545,7 +572,7 @@ class Engine:
         ]
         for bad, why in checks:
             if bad.any():
-                raise ValueError(f"load_state: game {int(np.flatnonzero(bad)[0])}: {why}")
+                raise ValueError(f"load_state: match {int(np.flatnonzero(bad)[0])}: {why}")
         for name, arr in fields.items():
             arr[...] = new[name]
         self._refresh()  # the legal lists (legal, legal_n) and duties from the hands, whatever was saved
@@ -553,8 +580,8 @@ class Engine:
     def _checked(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
         """``actions`` as a contiguous int64 array, once every one is checked legal (``step``)."""
         acts = np.asarray(actions)
-        if acts.shape != (self.num_games,) or acts.dtype.kind not in "iu":  # signed or unsigned integers
-            raise ValueError(f"actions must be {self.num_games} integer ids, got {actions!r}")
+        if acts.shape != (self.num_matches,) or acts.dtype.kind not in "iu":  # signed or unsigned integers
+            raise ValueError(f"actions must be {self.num_matches} integer ids, got {actions!r}")
         if acts.dtype == np.uint64 and (acts >= self.table.size).any():  # as int64 2**64-1 would read as -1
             g = int(np.flatnonzero(acts >= self.table.size)[0])
             raise ValueError(self._illegal_message(g, int(acts[g])))
@@ -566,11 +593,11 @@ class Engine:
         return acts
 
     def step(self, actions: Sequence[int] | np.ndarray) -> StepResult:
-        """Play one action per game for its seat to act (-1: that game sits this step out; other
+        """Play one action per match for its seat to act (-1: that match sits this step out; other
         negative ids, ids from the action table's size up and non-integer arrays are errors).
 
-        An illegal action raises ``ValueError`` naming the game, the seat and the play, and
-        changes nothing in any game."""
+        An illegal action raises ``ValueError`` naming the match, the seat and the play, and
+        changes nothing in any match."""
         acts = self._checked(actions)
         self.changes += 1
         run_batched(
@@ -586,7 +613,7 @@ class Engine:
         return StepResult(S.game_over, S.match_over, S.payoffs, S.winner)
 
     def step_observe(self, actions: Sequence[int] | np.ndarray) -> tuple[StepResult, np.ndarray]:
-        """``step(actions)`` and then ``observe()`` (each game's seat to act) in one kernel call:
+        """``step(actions)`` and then ``observe()`` (each match's seat to act) in one kernel call:
         the same results, faster (what the vector env runs). The observations are the
         engine's own buffer, as ``observe()``'s."""
         acts = self._checked(actions)
@@ -608,16 +635,16 @@ class Engine:
     def _illegal_message(self, g: int, action: int) -> str:
         S = self.state
         if S.over[g]:
-            return f"game {g} is over; call reset() to start a new match"
+            return f"match {g} is over; call reset() to start a new one"
         seat = int(S.current[g])
         if not 0 <= action < self.table.size:
-            return f"game {g}: action id {action} is out of range 0..{self.table.size - 1}"
+            return f"match {g}: action id {action} is out of range 0..{self.table.size - 1}"
         cards = " ".join(card_texts(self.table.decode(action))) or "pass"
         why = self.explain_illegal(g, action)
-        return f"game {g}: seat {seat} cannot play {cards}: {why}"
+        return f"match {g}: seat {seat} cannot play {cards}: {why}"
 
     def explain_illegal(self, g: int, action: int) -> str:
-        """Why ``action`` is not legal in game ``g`` (assumes it is not)."""
+        """Why ``action`` is not legal in match ``g`` (assumes it is not)."""
         S, T = self.state, self.table
         seat = int(S.current[g])
         t = int(S.table_action[g])
@@ -647,7 +674,7 @@ class Engine:
     # ------------------------------------------------------------ what agents read
 
     def legal_actions(self) -> tuple[np.ndarray, np.ndarray]:
-        """Legal ids of each game's seat to act, sorted: ``(ids (N, L) int32, counts (N,))``.
+        """Legal ids of each match's seat to act, sorted: ``(ids (N, L) int32, counts (N,))``.
         Row ``g`` is valid up to ``counts[g]``; ``L`` is the batch's largest count. Both are views
         of the engine's state, overwritten by the next step: copy what you keep."""
         S = self.state
@@ -657,17 +684,17 @@ class Engine:
     def legal_mask(self, out: np.ndarray | None = None) -> np.ndarray:
         """Dense legal-action mask, int8 ``(N, A)``."""
         if out is None:
-            out = np.zeros((self.num_games, self.table.size), np.int8)
+            out = np.zeros((self.num_matches, self.table.size), np.int8)
         else:
             out[:] = 0
         ids, n = self.legal_actions()
-        rows = np.repeat(np.arange(self.num_games), n)
+        rows = np.repeat(np.arange(self.num_matches), n)
         cols = ids[np.arange(ids.shape[1])[None, :] < n[:, None]]
         out[rows, cols] = 1
         return out
 
     def observe(self, seats: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
-        """Observations ``(N, obs_size)`` float32 of ``seats`` (default: each game's seat to act)."""
+        """Observations ``(N, obs_size)`` float32 of ``seats`` (default: each match's seat to act)."""
         seats_arr = self._seats(seats, "none")
         if out is None:
             out = self._obs
@@ -688,14 +715,14 @@ class Engine:
         and the game so far, for centralised critics, never for acting (it shows each seat the
         others' cards). Row ``g`` is laid out from ``seats[g]``: that seat first, then the others
         in the game's play order (the observation's relative seats), or ``state.ABSOLUTE`` (-1)
-        for seat order 0..P-1. Default: each game's seat to act, the rows matching ``observe()``
+        for seat order 0..P-1. Default: each match's seat to act, the rows matching ``observe()``
         (absolute order once a match is over). Written into ``out`` if given, else into a buffer
         of the engine's own (made on the first call, overwritten by the next: copy what you keep).
         Computed only when called: ``step`` and ``observe`` never pay for it."""
         seats_arr = self._seats(seats, "absolute order")
         if out is None:
             if self._global is None:
-                self._global = np.zeros((self.num_games, self.state_size), np.float32)
+                self._global = np.zeros((self.num_matches, self.state_size), np.float32)
             out = self._global
         else:
             self._check_out(out, self.state_size)
@@ -712,9 +739,9 @@ class Engine:
         return out
 
     def _seats(self, seats: np.ndarray | None, minus_one: str) -> np.ndarray:
-        """``seats`` (one integer per game, -1 meaning ``minus_one``) as int64, or each game's seat
+        """``seats`` (one integer per match, -1 meaning ``minus_one``) as int64, or each match's seat
         to act; ``ValueError`` for any other shape, dtype or number."""
-        n = self.num_games
+        n = self.num_matches
         if seats is None:
             return self.state.current.astype(np.int64)
         given = np.asarray(seats)
@@ -736,19 +763,19 @@ class Engine:
         return seats_arr
 
     def _check_out(self, out: np.ndarray, size: int) -> None:
-        if out.dtype != np.float32 or out.shape != (self.num_games, size) or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous float32 array of shape {(self.num_games, size)}")
+        if out.dtype != np.float32 or out.shape != (self.num_matches, size) or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of shape {(self.num_matches, size)}")
 
     # ------------------------------------------------------------ convenience
 
     @property
     def current(self) -> np.ndarray:
-        """Seat to act in each game (-1 once its match is over)."""
+        """Seat to act in each match (-1 once it is over)."""
         return self.state.current
 
     @property
     def reverse(self) -> np.ndarray:
-        """Whether each game's current game plays in reversed seat order (seat - 1 next)."""
+        """Whether each match's current game plays in reversed seat order (seat - 1 next)."""
         return self.state.reverse
 
     @property
@@ -763,8 +790,16 @@ class Engine:
 
     @property
     def over(self) -> np.ndarray:
-        """Whether each game's match is over (and not yet reset)."""
+        """Whether each match is over (and not yet reset)."""
         return self.state.over
+
+    @property
+    def num_games(self) -> int:
+        """Deprecated name of ``num_matches`` (read until 0.3)."""
+        warnings.warn(
+            "Engine.num_games is now Engine.num_matches; the old name goes in 0.3", DeprecationWarning, stacklevel=2
+        )
+        return self.num_matches
 
     def nbytes(self) -> int:
         """Memory held by the state, the observation (and global-state) buffers and the action table."""

@@ -23,8 +23,10 @@ checkout, so an edit counts at once; from the installed distribution's metadata 
 finds each module's file under the folder that holds the packages (``kernel_files``). Adding or
 moving a kernel module is that one line. The key also covers ``COMPILED_IN``: this module (the
 compile options) and the rules layer's modules whose constants the kernels compile in
-(``combos.KIND_INDEX``, ``variant.CHOICES``, whose order gives the kernels' setting codes), so
-reordering ``CHOICES`` recompiles the kernels instead of leaving them on the old codes; an upper
+(``combos.KIND_INDEX``; ``variant``'s setting declarations, whose ``CHOICES`` order gives the
+kernels' setting codes and whose field order their ``ip``/``fp`` slots; ``declaration``, which
+derives both), so reordering a setting's choices, or the settings, recompiles the kernels instead
+of leaving them on the old codes; an upper
 layer's module of such constants (the heuristic's weight indices) is declared in the group
 ``bigtwo.kernel_constants`` (``CONSTANTS_GROUP``) the same way.
 
@@ -68,7 +70,12 @@ CONSTANTS_GROUP = "bigtwo.kernel_constants"  # ... and upper-layer modules whose
 DISTRIBUTION = "bigtwo"  # the installed distribution whose metadata holds the group (a wheel install)
 # Keyed beside the declared kernel modules: the compile options, and the rules layer's modules whose
 # constants the kernels compile in (see the module docstring).
-COMPILED_IN = ("bigtwo.env.engine.jit", "bigtwo.env.rules.combos", "bigtwo.env.rules.variant")
+COMPILED_IN = (
+    "bigtwo.env.engine.jit",
+    "bigtwo.env.rules.combos",
+    "bigtwo.env.rules.declaration",
+    "bigtwo.env.rules.variant",
+)
 INLINE_CHOICES = ("never", "always")
 # fastmath=True: reassociate and contract float arithmetic, no sign of zero; never assume "no inf/NaN"
 FASTMATH = ("reassoc", "contract", "nsz")

@@ -1,14 +1,17 @@
 """Compiled kernels of the batched engine (Numba): dealing, legal plays, stepping, scoring.
 
 Every kernel takes the variant's ``Rules`` and the batch's ``State`` (arrays, batch first) and
-loops over games. The batch kernels release the GIL, so the engine runs them on slices of the
-batch in threads, one per core (Numba's ``prange`` does not write through a tuple of arrays).
+loops over the batch's matches. The batch kernels release the GIL, so the engine runs them on
+slices of the batch in threads, one per core (Numba's ``prange`` does not write through a tuple of
+arrays).
 
-Integer settings travel in ``ip`` (``IP_*`` indices), numbers in ``fp`` (``FP_*``). A card set is a
+Integer settings travel in ``ip`` (``IP_*`` indices), numbers in ``fp`` (``FP_*``): each setting
+declares its slot with itself (``bigtwo.env.rules.variant``, ``IP_SLOTS``/``FP_SLOTS``), and
+``engine.make_rules`` fills them from the declarations. A card set is a
 ``uint64`` with bit ``c`` for card ``c``; a card's value (rank, then the variant's suit order)
 is ``rank * 4 + suit_rank[suit]``.
 
-Play order: each game has a direction, ``State.reverse`` (``direction_per_game``). A forward game
+Play order: each game has a direction, ``State.reverse`` (``turn_order``). A forward game
 plays seat + 1 next, a reversed one seat - 1; ``seat_after`` and ``places_after`` are the only
 places that step seats, so the turn, the last-card duty and liability (the seat before the one-card
 holder), the settlement order and the observations all follow the game's direction.
@@ -27,7 +30,7 @@ import numpy as np
 
 from bigtwo.env.engine.jit import njit
 from bigtwo.env.rules.combos import KIND_INDEX
-from bigtwo.env.rules.variant import choice_code
+from bigtwo.env.rules.variant import FP_SLOTS, IP_SLOTS, choice_code
 
 U1 = np.uint64(1)
 U0 = np.uint64(0)
@@ -40,20 +43,29 @@ K_FULL = KIND_INDEX["full_house"]
 K_FOUR = KIND_INDEX["four_of_a_kind"]
 TWO_RANK = 12
 
-# Integer settings (ip) and number settings (fp).
-IP_PLAYERS, IP_CPP, IP_OPENING, IP_OPEN_EVERY, IP_PAIR_CHAIN, IP_TWO_ENDS = 0, 1, 2, 3, 4, 5
-IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_DIRECTION, IP_NUM = 6, 7, 8, 9, 10, 11
-FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET, FP_SCORE_SCALE, FP_NUM = 0, 1, 2, 3, 4, 5
+# Integer settings (ip) and number settings (fp): each setting's slot is declared with the setting
+# (``variant.IP_SLOTS``, ``variant.FP_SLOTS``); these are the kernels' names for them.
+IP_PLAYERS, IP_CPP, IP_OPENING, IP_OPEN_EVERY, IP_PAIR_CHAIN, IP_TWO_ENDS = (
+    IP_SLOTS[name]
+    for name in ("players", "cards_per_player", "opening_card", "opening_every_game", "pair_chain", "two_ends_trick")
+)
+IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_TURN_ORDER = (
+    IP_SLOTS[name] for name in ("last_card_rule", "scoring", "games", "penalty_multiplier_for_twos", "turn_order")
+)
+IP_NUM = len(IP_SLOTS)
+FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET = (FP_SLOTS[name] for name in ("unit", "buy_in", "rake", "target_score"))
+FP_SCORE_SCALE = len(FP_SLOTS)  # not a setting: 1 / the variant's worst payoff of one game (make_rules)
+FP_NUM = FP_SCORE_SCALE + 1
 # The codes of the settings with a fixed list of values (``ip[IP_LAST_CARD]``, ``ip[IP_SCORING]``,
-# ``ip[IP_DIRECTION]``): each value's place in ``variant.CHOICES``, taken from there (``choice_code``).
+# ``ip[IP_TURN_ORDER]``): each value's place in ``variant.CHOICES``, taken from there (``choice_code``).
 LAST_CARD_OFF, LAST_CARD_ENFORCE, LAST_CARD_LIABILITY = (
     choice_code("last_card_rule", rule) for rule in ("off", "enforce", "liability")
 )
 SCORING_CARDS, SCORING_TIERED, SCORING_PAIRWISE, SCORING_WIN_LOSS, SCORING_COLLECT = (
     choice_code("scoring", scoring) for scoring in ("cards", "tiered", "pairwise", "win_loss", "collect")
 )
-DIRECTION_FIXED, DIRECTION_ALTERNATE, DIRECTION_RANDOM = (
-    choice_code("direction_per_game", mode) for mode in ("fixed", "alternate", "random")
+TURN_ORDER_FIXED, TURN_ORDER_ALTERNATE, TURN_ORDER_RANDOM = (
+    choice_code("turn_order", mode) for mode in ("fixed", "alternate", "random")
 )
 # Last-card duties of the seat to act (observation and liability): none, must lead 2+ cards,
 # must lead the highest single, a single answer must be the highest card.
@@ -83,7 +95,8 @@ class Rules(NamedTuple):
 
 
 class State(NamedTuple):
-    """The batch's state: one row per game (``N``), one column per seat (``P``)."""
+    """The batch's state: one row per match (``N``; its games played one after another), one column
+    per seat (``P``)."""
 
     seeds: np.ndarray  # uint64 (N,): each game's deal seed
     deal_count: np.ndarray  # int64 (N,): deals made so far (the next deal's number)
@@ -215,7 +228,7 @@ def shuffled_deck(seed, deal_no):
 
 @njit
 def drawn_reverse(seed, deal_no):
-    """``direction_per_game: random``: whether the game started at deal number ``deal_no`` of the
+    """``turn_order: random``: whether the game started at deal number ``deal_no`` of the
     game seeded ``seed`` plays reversed (SplitMix64, a stream apart from the shuffles')."""
     state = seed ^ (np.uint64(deal_no) * np.uint64(0xD1B54A32D192ED03)) ^ np.uint64(0xA0761D6478BD642F)
     _, z = splitmix64(state)
@@ -228,10 +241,10 @@ def start_game(g, R, S, leader):
     Its direction: ``fixed`` forward; ``alternate`` reversed in the match's 2nd, 4th, ... game;
     ``random`` drawn from the seed and ``S.deal_count[g]`` (deals made so far)."""
     players = R.ip[IP_PLAYERS]
-    mode = R.ip[IP_DIRECTION]
-    if mode == DIRECTION_FIXED:
+    mode = R.ip[IP_TURN_ORDER]
+    if mode == TURN_ORDER_FIXED:
         S.reverse[g] = False
-    elif mode == DIRECTION_ALTERNATE:
+    elif mode == TURN_ORDER_ALTERNATE:
         S.reverse[g] = S.games_played[g] % 2 == 1
     else:
         S.reverse[g] = drawn_reverse(S.seeds[g], S.deal_count[g])

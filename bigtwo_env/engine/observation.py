@@ -30,7 +30,7 @@ weakest, 1 for the strongest. Layout (``obs_size(P)`` = 327 + 74 P; 623 for 4):
 | ``[323 + 74 P, 324 + 74 P)`` | ``[619, 620)`` | ``first_game`` | this is the match's first game |
 | ``[324 + 74 P, 325 + 74 P)`` | ``[620, 621)`` | ``opening_owed`` | the game's first play, which must hold the opening card, is still owed |
 | ``[325 + 74 P, 326 + 74 P)`` | ``[621, 622)`` | ``breach`` | the observer broke the last-card rule against the next seat this game (liability: it pays if that seat wins); no other seat's breach, which turns on cards the observer has not seen |
-| ``[326 + 74 P, 327 + 74 P)`` | ``[622, 623)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
+| ``[326 + 74 P, 327 + 74 P)`` | ``[622, 623)`` | ``reversed`` | this game plays in reversed seat order (``turn_order``) |
 
 ``LAYOUT`` is the one declaration of this table (``layout_table`` writes it; a test checks that
 this one matches): everything else is derived from it. ``obs_size``, ``part_slices`` (Python)
@@ -224,7 +224,7 @@ LAYOUT: tuple[ObsPart, ...] = (
         "the observer broke the last-card rule against the next seat this game (liability: it pays if that "
         "seat wins); no other seat's breach, which turns on cards the observer has not seen",
     ),
-    ObsPart("reversed", 1, 0, "flags", "this game plays in reversed seat order (``direction_per_game``)"),
+    ObsPart("reversed", 1, 0, "flags", "this game plays in reversed seat order (``turn_order``)"),
 )
 Part = IntEnum("Part", [(part.name.upper(), i) for i, part in enumerate(LAYOUT)])
 Part.__doc__ = "Index of each ``LAYOUT`` part, by its name in capitals (``Part.HAND``), for ``part_start``."

@@ -37,7 +37,7 @@ play's *strength within its size* is as in the observation (``ActionTable.places
 | ``[206 + 127 P, 207 + 127 P)`` | ``[714, 715)`` | ``games_played_fraction`` | games finished in this match / the match's games |
 | ``[207 + 127 P, 208 + 127 P)`` | ``[715, 716)`` | ``first_game`` | this is the match's first game |
 | ``[208 + 127 P, 208 + 128 P)`` | ``[716, 720)`` | ``breach`` | per place: it broke the last-card rule against the seat after it this game (liability: it pays if that seat wins) |
-| ``[208 + 128 P, 209 + 128 P)`` | ``[720, 721)`` | ``reversed`` | this game plays in reversed seat order (``direction_per_game``) |
+| ``[208 + 128 P, 209 + 128 P)`` | ``[720, 721)`` | ``reversed`` | this game plays in reversed seat order (``turn_order``) |
 
 ``STATE_LAYOUT`` is the one declaration of this table (``state_table`` writes it; a test checks
 that this one matches), in the observation's ``ObsPart`` terms: the parts the observation has
@@ -56,7 +56,7 @@ observations ``step`` returns) and the PettingZoo env's ``state()`` / ``state_sp
 (``ABSOLUTE``).
 
 >>> from bigtwo.env import Engine
->>> eng = Engine("taiwan", num_games=2, seed=3)
+>>> eng = Engine("taiwan", num_matches=2, seed=3)
 >>> eng.global_state().shape, state_size(4)
 ((2, 721), 721)
 >>> parts = decode_state(eng.global_state(np.array([ABSOLUTE, ABSOLUTE])), 4)

@@ -1,8 +1,8 @@
-"""One game of Big Two to read and play by hand: a view over ``Engine(num_games=1)``.
+"""A table of Big Two to read and play at by hand, one game at a time: a view over ``Engine(num_matches=1)``.
 
 ``Game`` speaks card text (``"3C 3D"``, ``"pass"``) where the engine speaks action ids; the rules
 are the engine's. Seats are numbered ``0 .. players - 1`` in play order; a reversed game
-(``direction_per_game``) plays them the other way round (``reversed``, ``play_order``). A *match* is the
+(``turn_order``) plays them the other way round (``reversed``, ``play_order``). A *match* is the
 variant's ``games`` games: when a game ends the next is dealt at once (its winner leads) until
 the match is over, so ``is_over`` means the match is over; ``winner`` and ``payoffs`` are those
 of the last game finished and ``scores`` add the match up.
@@ -73,7 +73,7 @@ class Game:
         **overrides: Any,
     ) -> None:
         self.variant = load_variant(variant, **overrides)
-        self.engine = Engine(self.variant, num_games=1, seed=seed)
+        self.engine = Engine(self.variant, num_matches=1, seed=seed)
         self.action_table: ActionTable = self.engine.table
         self.players = self.variant.players
         self._order = self.variant.card_values()  # the variant's card order, for sorting what we show
@@ -186,16 +186,16 @@ class Game:
 
     @property
     def reversed(self) -> bool:
-        """Whether this game plays in reversed seat order (seat - 1 next; ``direction_per_game``)."""
+        """Whether this game plays in reversed seat order (seat - 1 next; ``turn_order``)."""
         return bool(self.engine.state.reverse[0])
 
     @property
     def direction(self) -> str:
-        """This game's direction round the table: the variant's ``direction`` label, the other
+        """This game's direction round the table as shown: the variant's ``seating``, the other
         one in a reversed game."""
         if not self.reversed:
-            return self.variant.direction
-        return next(d for d in CHOICES["direction"] if d != self.variant.direction)
+            return self.variant.seating
+        return next(d for d in CHOICES["seating"] if d != self.variant.seating)
 
     def play_order(self, first: int = 0) -> list[int]:
         """Every seat in this game's play order, starting at seat ``first``."""
@@ -415,5 +415,5 @@ class Game:
 
 
 def _single(message: str) -> str:
-    """An engine message about game 0, without the batch's game number."""
-    return message.removeprefix("game 0: ")
+    """An engine message about match 0, without the batch's match number."""
+    return message.removeprefix("match 0: ")

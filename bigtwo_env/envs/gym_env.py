@@ -282,7 +282,9 @@ def _make_agent(name: str, variant: Variant) -> Any:
 def _check_agent_variant(agent: Any, variant: Variant) -> None:
     """``ValueError`` if ``agent`` was built for a variant with other action ids or seats."""
     theirs = getattr(agent, "variant", None)
-    if isinstance(theirs, Variant) and (theirs.rules_key() != variant.rules_key() or theirs.players != variant.players):
+    if isinstance(theirs, Variant) and (
+        theirs.action_table_key() != variant.action_table_key() or theirs.players != variant.players
+    ):
         raise ValueError(
             f"opponent {agent!r} was built for variant {theirs.name!r} ({theirs.players} players), whose actions "
             f"or seats differ from {variant.name!r} ({variant.players} players); build it for this variant"

@@ -2,7 +2,7 @@
 
 Both show the same things: the variant and game number, the play order (an arrow, the
 direction round the table, and the seats in order from seat 0; it changes from game to game under
-``direction_per_game``), each seat with its card count and hand (all hands, only ``viewer``'s, or none with ``viewer=-1``), the play on the table and who made it, whose turn it
+``turn_order``), each seat with its card count and hand (all hands, only ``viewer``'s, or none with ``viewer=-1``), the play on the table and who made it, whose turn it
 is, and once a game is over its winner and payoffs (and the match scores when a match has
 several games). ``names`` relabels the seats (the AEC environment passes ``player_0`` ...).
 

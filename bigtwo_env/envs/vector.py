@@ -63,7 +63,7 @@ class VectorEnv:
         v = variant if isinstance(variant, Variant) else load_variant(variant)
         if overrides:
             v = v.replace(**overrides)
-        self.engine = Engine(v, num_games=num_envs, seed=seed, autoreset=True)
+        self.engine = Engine(v, num_matches=num_envs, seed=seed, autoreset=True)
         self.variant = v
         self.num_envs = num_envs
         self.num_players = v.players

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from bigtwo.env.checks import is_whole
 from bigtwo.env.engine.seeds import SEED_RANGE, is_seed
-from bigtwo.env.rules.variant import Variant
+from bigtwo.env.rules.variant import stored_variant
 
 if TYPE_CHECKING:
     from bigtwo.env.envs.game import Game
@@ -259,7 +259,7 @@ def game_from_record(
         record = read_record(record)
     check_record(record)
     try:
-        variant = Variant().replace(**record["variant"])
+        variant = stored_variant(record["variant"], "stored variant")
     except (TypeError, ValueError) as exc:
         raise ValueError(f"game record: variant: {exc}") from None
     games = record["games"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -109,7 +110,7 @@ def _candidates(variant: Variant) -> Iterable[tuple[int, ...]]:
 class ActionTable:
     """Every play of a variant with a fixed id; see the module docstring."""
 
-    rules_key: tuple
+    key: tuple  # the action-table key of the variants it serves (``Variant.action_table_key``)
     cards: np.ndarray
     sizes: np.ndarray
     kinds: np.ndarray
@@ -120,6 +121,16 @@ class ActionTable:
     hash_keys: np.ndarray
     hash_ids: np.ndarray
     hash_bits: int
+
+    @property
+    def rules_key(self) -> tuple:
+        """Deprecated name of ``key`` (read until 0.3; ``Variant.rules_key`` is now the rules' identity)."""
+        warnings.warn(
+            "ActionTable.rules_key is now ActionTable.key (Variant.action_table_key); the old name goes in 0.3",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.key
 
     @property
     def size(self) -> int:
@@ -182,7 +193,7 @@ class ActionTable:
 
 def action_table(variant: Variant) -> ActionTable:
     """The variant's action table, built once per set of play rules and cached."""
-    key = variant.rules_key()
+    key = variant.action_table_key()
     table = _TABLES.get(key)
     if table is None:
         table = _TABLES[key] = _build_table(key, variant)
@@ -192,7 +203,7 @@ def action_table(variant: Variant) -> ActionTable:
 _TABLES: dict[tuple, ActionTable] = {}
 
 
-def _build_table(rules_key: tuple, variant: Variant) -> ActionTable:
+def _build_table(table_key: tuple, variant: Variant) -> ActionTable:
     plays: dict[int, Combo] = {}
     for cand in _candidates(variant):
         mask = cards_to_mask(cand)
@@ -248,5 +259,5 @@ def _build_table(rules_key: tuple, variant: Variant) -> ActionTable:
     for arr in (cards, sizes, kinds, strength, masks, beat_start, group_end, hash_keys, hash_ids):
         arr.flags.writeable = False
     return ActionTable(
-        rules_key, cards, sizes, kinds, strength, masks, beat_start, group_end, hash_keys, hash_ids, bits
+        table_key, cards, sizes, kinds, strength, masks, beat_start, group_end, hash_keys, hash_ids, bits
     )

@@ -2,31 +2,18 @@
 
 Named variants live in ``configs/variants/*.yaml`` (shipped in the wheel as the package
 ``bigtwo.configs``); a user's own YAML file may set any combination of fields. Fields not
-given take the defaults below (4 players, 13 cards, settings off).
+given take their defaults (4 players, 13 cards, settings off).
 
-| field | allowed | default |
-|---|---|---|
-| players | 2, 3, 4 | 4 |
-| cards_per_player | 1 .. 52 // players | 13 |
-| suit_order | four suits low to high, e.g. ``[D, C, H, S]`` | D C H S |
-| opening_card | a card (``3D``, ``3C``, ...) or ``lowest`` | 3D |
-| opening_every_game | bool | false |
-| straights | ``hk``, ``tw``, ``jp``, ``jp_a2345_low`` or a list of windows | hk |
-| jqka2_suited | ``flush``, ``no_play`` (J-Q-K-A-2 in one suit where it is no straight window) | flush |
-| flush_order | ``suit_first``, ``rank_first`` | suit_first |
-| pair_chain | bool | false |
-| two_ends_trick | bool | false |
-| last_card_rule | ``off``, ``enforce``, ``liability`` | off |
-| scoring | ``cards``, ``tiered``, ``pairwise``, ``win_loss``, ``collect`` | cards |
-| tiers | ``collect`` only: ``[[from_cards, multiplier], ...]``, from_cards 1 .. 1000 rising, multipliers 0 < m <= 1000 | [] (none) |
-| unit | number, 0 < unit <= 1e6 | 1 |
-| buy_in | number 0 .. 1e12 (0 = no table stakes) | 0 |
-| rake | number 0 .. 1e12 | 0 |
-| penalty_multiplier_for_twos | integer 1 .. 100 | 1 |
-| games | integer 1 .. 1,000,000 (games per match) | 1 |
-| target_score | number 0 .. 1e15 (0 = off) | 0 |
-| direction | ``clockwise``, ``counterclockwise`` (labelling only) | counterclockwise |
-| direction_per_game | ``fixed``, ``alternate``, ``random`` (play order of each game of a match) | fixed |
+Every setting is declared once, as a field of ``Variant`` (``setting``, see
+``bigtwo.env.rules.declaration``): its default, what it allows, a one-line description and how the
+compiled kernels receive it. The rest follows from the declarations: ``SETTINGS``, ``CHOICES``
+(the settings with a fixed list; a value's place in it is the kernels' code), ``BOUNDS`` (the
+numeric ranges), the loader's checks and errors, ``settings_table`` (the table in RULES.md and
+``bigtwo variants --settings``), ``IP_SLOTS``/``FP_SLOTS`` (where the kernels' parameter arrays
+hold each setting) and ``bigtwo.env.engine.engine.make_rules``.
+
+>>> print(settings_table().splitlines()[2])
+| `players` | `4` | 2, 3, 4 | Seats at the table. | `ip` slot (the value) |
 
 A straight window is five ranks written lowest first, as text ``"A-2-3-4-5"`` or a list; its
 top card (whose suit breaks ties) is the last rank written unless given as
@@ -47,7 +34,8 @@ well inside float32 and float64 (no inf, no NaN); games played fit the engine's 
 Integers must be integers (``2.0`` is no ``games``); ``.inf``, ``.nan`` and numbers past the
 bounds raise ``ValueError`` naming the field.
 
-``direction_per_game``: ``fixed`` plays every game of a match in seat order (seat + 1 next);
+``seating`` says which way the seats sit round a table when it is shown (a label, no rule);
+``turn_order``: ``fixed`` plays every game of a match in seat order (seat + 1 next);
 ``alternate`` reverses the order in the match's 2nd, 4th, ... game; ``random`` draws each game's
 order from the game's seed and deal number. A reversed game plays seat - 1 next, which also moves
 the last-card duty and the settlement order (see ``Engine``).
@@ -62,17 +50,41 @@ the last-card duty and the settlement order (see ``Engine``).
 from __future__ import annotations
 
 import dataclasses
-import math
+import json
 import reprlib
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from bigtwo.env.checks import is_whole
 from bigtwo.env.rules.cards import RANKS, SUIT_SYMBOLS, SUITS, card_from_text
+from bigtwo.env.rules.declaration import (
+    ACTION_TABLE,
+    ACTION_TABLE_ROUTE,
+    FP,
+    IP,
+    BadValue,
+    Flag,
+    Number,
+    OneOf,
+    Parsed,
+    Setting,
+    Whole,
+    array,
+    bound_text,
+    declared_settings,
+    fp,
+    ip,
+    is_number,
+    setting,
+    slots,
+)
 
 # A straight window: five rank indices lowest-written first, and the rank index of its top card.
 Window = tuple[tuple[int, ...], int]
@@ -89,36 +101,7 @@ STRAIGHT_PRESETS: dict[str, tuple[Window, ...]] = {
     "jp": _NORMAL_WINDOWS,
     "jp_a2345_low": (((11, 12, 0, 1, 2), 2),) + _NORMAL_WINDOWS,  # A-2-3-4-5 lowest, top 5
 }
-
-# The allowed values of each setting with a fixed list. The kernels read a setting's value as its
-# place in its list (``choice_code``): they take their codes from here, never write them out.
-CHOICES: dict[str, tuple[Any, ...]] = {
-    "players": (2, 3, 4),
-    "flush_order": ("suit_first", "rank_first"),
-    "last_card_rule": ("off", "enforce", "liability"),
-    "scoring": ("cards", "tiered", "pairwise", "win_loss", "collect"),
-    "direction": ("clockwise", "counterclockwise"),
-    "direction_per_game": ("fixed", "alternate", "random"),
-    "jqka2_suited": ("flush", "no_play"),
-}
 DEFAULT_VARIANT = "taiwan"  # the variant every ``variant=`` argument of the package defaults to
-
-
-def choice_code(setting: str, value: Any) -> int:
-    """The code the kernels use for ``value`` of ``setting``: its place in ``CHOICES[setting]``.
-
-    >>> choice_code("scoring", "cards"), choice_code("last_card_rule", "liability")
-    (0, 2)
-    >>> choice_code("scoring", "poker")
-    Traceback (most recent call last):
-    ...
-    ValueError: scoring 'poker' has no code; allowed: cards, tiered, pairwise, win_loss, collect
-    """
-    allowed = CHOICES[setting]
-    if value not in allowed:
-        raise ValueError(f"{setting} {value!r} has no code; allowed: {', '.join(map(str, allowed))}")
-    return allowed.index(value)
-
 
 # What a game's payoff is under each scoring, in a few words (tables and reports say it).
 SCORING_SUMMARY = {
@@ -129,35 +112,239 @@ SCORING_SUMMARY = {
     "collect": "each loser pays the winner its cards left (times its tier); the winner collects",
 }
 
+# ---------------------------------------------------------------- the values with parsers of their own
+
+_SUITS_ALLOWED = "the four suits low to high, e.g. [D, C, H, S]"
+_OPENING_ALLOWED = "a card such as 3D or 3C, or 'lowest'"
+_WINDOW_ALLOWED = "five consecutive ranks written lowest first, e.g. '3-4-5-6-7' or {ranks: A-2-3-4-5, top: '2'}"
+# A ``tiers`` bracket: from how many counted cards, and its multiplier (both bounded, see the docstring).
+TIER_CARDS = Whole(1, 1000)
+TIER_MULTIPLIER = Number(0, 1000, open_low=True)
+_TIERS_ALLOWED = (
+    f"a list of [from_cards, multiplier] pairs with from_cards integers >= 1 (up to {bound_text(TIER_CARDS.high)}) "
+    f"strictly rising and multipliers numbers > 0 (up to {bound_text(TIER_MULTIPLIER.high)}), e.g. [[10, 2], "
+    "[13, 3]]; [] for none"
+)
+
+
+def _parse_suit_order(value: Any) -> tuple[str, ...]:
+    """``[D, C, H, S]``, ``"D C H S"`` or suit symbols, as a tuple of suit letters, each suit once."""
+    seq = value.replace(",", " ").split() if isinstance(value, str) else value
+    if not isinstance(seq, (list, tuple)):
+        raise BadValue(_SUITS_ALLOWED)
+    try:
+        suits = tuple(SUITS[card_from_text("3" + str(s)) % 4] for s in seq)
+    except ValueError:
+        raise BadValue(_SUITS_ALLOWED) from None
+    if sorted(suits) != sorted(SUITS):
+        raise BadValue("the four suits low to high, each once, e.g. [D, C, H, S]")
+    return suits
+
+
+def _parse_opening_card(value: Any) -> str:
+    """A card's text (``3D``) or ``lowest``."""
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise BadValue(_OPENING_ALLOWED)
+    if str(value).lower() == "lowest":
+        return "lowest"
+    try:
+        cid = card_from_text(str(value))
+    except ValueError:
+        raise BadValue(_OPENING_ALLOWED) from None
+    return RANKS[cid // 4] + SUITS[cid % 4]
+
+
+def _parse_window(item: Any) -> Window:
+    top_text = None
+    ranks_spec = item
+    if isinstance(item, dict):
+        unknown = set(item) - {"ranks", "top"}
+        if unknown or "ranks" not in item:
+            raise BadValue(_WINDOW_ALLOWED, item)
+        ranks_spec, top_text = item["ranks"], item.get("top")
+    if isinstance(ranks_spec, str):
+        tokens = [t for t in ranks_spec.replace("-", " ").replace(",", " ").split() if t]
+    elif isinstance(ranks_spec, (list, tuple)):
+        tokens = [str(t) for t in ranks_spec]
+    else:
+        raise BadValue(_WINDOW_ALLOWED, item)
+    try:
+        ranks = tuple(_R["10" if t.upper() == "T" else t.upper()] for t in tokens)
+        top = ranks[-1] if top_text is None else _R["10" if str(top_text).upper() == "T" else str(top_text).upper()]
+    except (KeyError, IndexError):
+        raise BadValue(_WINDOW_ALLOWED, item) from None
+    consecutive = all((b - a) % 13 == 1 for a, b in zip(ranks, ranks[1:], strict=False))
+    if len(ranks) != 5 or not consecutive or top not in ranks:
+        raise BadValue(_WINDOW_ALLOWED, item)
+    return ranks, top
+
+
+def _parse_straights(value: Any) -> tuple[tuple[Window, ...], str | None]:
+    """A preset's name or a list of windows, as ``(windows, preset name or None)``."""
+    if isinstance(value, str):
+        if value not in STRAIGHT_PRESETS:
+            raise BadValue(", ".join(STRAIGHT_PRESETS) + " or a list of windows")
+        return STRAIGHT_PRESETS[value], value
+    if not isinstance(value, (list, tuple)) or len(value) == 0:
+        raise BadValue("a preset name or a list of windows")
+    windows = tuple(_parse_window(w) for w in value)
+    if len({frozenset(w[0]) for w in windows}) != len(windows):
+        raise BadValue("each window's ranks listed once")
+    return windows, None
+
+
+def _parse_tiers(value: Any) -> tuple[tuple[int, float], ...]:
+    """``tiers`` as ``((from_cards, multiplier), ...)``, from_cards strictly rising."""
+    if not isinstance(value, (list, tuple)):
+        raise BadValue(_TIERS_ALLOWED)
+    out: list[tuple[int, float]] = []
+    for item in value:
+        ok = isinstance(item, (list, tuple)) and len(item) == 2
+        cards, multiplier = item if ok else (None, None)
+        ok = ok and is_whole(cards) and TIER_CARDS.low <= cards <= TIER_CARDS.high
+        ok = ok and is_number(multiplier) and TIER_MULTIPLIER.low < multiplier <= TIER_MULTIPLIER.high
+        if not ok or (out and cards <= out[-1][0]):
+            raise BadValue(_TIERS_ALLOWED)
+        out.append((int(cards), float(multiplier)))
+    return tuple(out)
+
+
+# How the kernels receive the array settings (``make_rules`` builds ``Rules`` from these).
+def _suit_rank_array(order: tuple[str, ...]) -> np.ndarray:
+    return np.array([order.index(s) for s in SUITS], dtype=np.int64)
+
+
+def _windows_array(windows: tuple[Window, ...]) -> np.ndarray:
+    return np.array([w for w, _top in windows], dtype=np.int64).reshape(-1, 5)
+
+
+def _tiers_array(tiers: tuple[tuple[int, float], ...]) -> np.ndarray:
+    return np.array(tiers, dtype=np.float64).reshape(-1, 2)
+
 
 @dataclass(frozen=True)
 class Variant:
-    """One table's rules. Build with ``load_variant``; every field is a RULES.md setting."""
+    """One table's rules. Build with ``load_variant``; every field but ``name``, ``description`` and
+    ``straights_preset`` is a RULES.md setting, declared once here (``setting``: its default, what it
+    allows, its description and how the kernels receive it)."""
 
     name: str = "custom"
-    players: int = 4
-    cards_per_player: int = 13
-    suit_order: tuple[str, ...] = ("D", "C", "H", "S")
-    opening_card: str = "3D"
-    opening_every_game: bool = False
-    straights: tuple[Window, ...] = STRAIGHT_PRESETS["hk"]
-    straights_preset: str | None = "hk"
-    jqka2_suited: str = "flush"
-    flush_order: str = "suit_first"
-    pair_chain: bool = False
-    two_ends_trick: bool = False
-    last_card_rule: str = "off"
-    scoring: str = "cards"
-    tiers: tuple[tuple[int, float], ...] = ()
-    unit: float = 1.0
-    buy_in: float = 0.0
-    rake: float = 0.0
-    penalty_multiplier_for_twos: int = 1
-    games: int = 1
-    target_score: float = 0.0
-    direction: str = "counterclockwise"
-    direction_per_game: str = "fixed"
+    players: int = setting(4, OneOf(2, 3, 4), "Seats at the table.", ip("value"))
+    cards_per_player: int = setting(
+        13,
+        Whole(1, 26, words="an integer 1..26 (13 for 4 players; 26 for two players)"),
+        "Cards dealt to each seat; players x cards_per_player is at most 52 (the rest stay undealt).",
+        ip("value"),
+    )
+    suit_order: tuple[str, ...] = setting(
+        ("D", "C", "H", "S"),
+        Parsed(_SUITS_ALLOWED, _parse_suit_order),
+        "The four suits, lowest first: which of two cards of one rank is higher.",
+        array("suit_rank", _suit_rank_array),
+        ACTION_TABLE_ROUTE,
+    )
+    opening_card: str = setting(
+        "3D",
+        Parsed(_OPENING_ALLOWED, _parse_opening_card),
+        "The card whose holder leads a match's first game, which that play must hold; lowest: the lowest card dealt.",
+        ip("card"),
+    )
+    opening_every_game: bool = setting(
+        False,
+        Flag(),
+        "Every game of a match opens with opening_card (false: the previous game's winner leads freely).",
+        ip("flag"),
+    )
+    straights: tuple[Window, ...] = setting(
+        STRAIGHT_PRESETS["hk"],
+        Parsed(f"{', '.join(STRAIGHT_PRESETS)} or a list of windows (five ranks lowest first)", _parse_straights),
+        "Which five ranks make a straight, lowest straight first: a preset or a list of windows.",
+        array("windows", _windows_array),
+        ACTION_TABLE_ROUTE,
+    )
+    straights_preset: str | None = "hk"  # the preset ``straights`` was given as (None: a list of windows)
+    jqka2_suited: str = setting(
+        "flush",
+        OneOf("flush", "no_play"),
+        "What a suited J-Q-K-A-2 is where it is no straight window (tw, jp): a flush, or no play at all.",
+        ACTION_TABLE_ROUTE,
+    )
+    flush_order: str = setting(
+        "suit_first",
+        OneOf("suit_first", "rank_first"),
+        "How two flushes compare: suit, then ranks from the highest down; or ranks, then suit.",
+        ACTION_TABLE_ROUTE,
+    )
+    pair_chain: bool = setting(
+        False,
+        Flag(),
+        "Three pairs of consecutive ranks (5566 77) are a six-card play.",
+        ip("flag"),
+        ACTION_TABLE_ROUTE,
+    )
+    two_ends_trick: bool = setting(False, Flag(), "A single 2 or a triple of 2s wins the trick at once.", ip("flag"))
+    last_card_rule: str = setting(
+        "off",
+        OneOf("off", "enforce", "liability"),
+        "When the next seat holds one card: no duty; only the plays the duty allows; or any play, "
+        "a breach paying if that seat wins.",
+        ip("code"),
+    )
+    scoring: str = setting(
+        "cards",
+        OneOf("cards", "tiered", "pairwise", "win_loss", "collect"),
+        "How a finished game is paid (RULES.md, End of a game and scoring).",
+        ip("code"),
+    )
+    tiers: tuple[tuple[int, float], ...] = setting(
+        (),
+        Parsed(_TIERS_ALLOWED, _parse_tiers),
+        "collect only: each loser's payment multiplied by its bracket of counted cards left.",
+        array("tiers", _tiers_array),
+    )
+    unit: float = setting(1.0, Number(0, 1e6, open_low=True), "Every payoff is multiplied by this.", fp())
+    buy_in: float = setting(
+        0.0,
+        Number(0, 1e12, off=0),
+        "Table stakes: no seat loses more than it brought, nor wins from a seat more than it has left.",
+        fp(),
+    )
+    rake: float = setting(0.0, Number(0, 1e12, off=0), "A fee taken from every payoff each game.", fp())
+    penalty_multiplier_for_twos: int = setting(
+        1,
+        Whole(1, 100, off=1),
+        "Each 2 left in hand counts this many cards.",
+        ip("value"),
+    )
+    games: int = setting(1, Whole(1, 1_000_000), "Games in a match.", ip("value"))
+    target_score: float = setting(
+        0.0,
+        Number(0, 1e15, off=0),
+        "A match also ends when a seat's score reaches this.",
+        fp(),
+    )
+    seating: str = setting(
+        "counterclockwise",
+        OneOf("clockwise", "counterclockwise"),
+        "Which way seats 0, 1, 2, ... sit round the table when it is shown (a label: play order is turn_order).",
+    )
+    turn_order: str = setting(
+        "fixed",
+        OneOf("fixed", "alternate", "random"),
+        "Each game's play order: the same every game, reversed every other game, or drawn per game.",
+        ip("code"),
+    )
     description: str = field(default="", compare=False)
+
+    @property
+    def direction(self) -> str:
+        """Deprecated name of ``seating`` (read until 0.3)."""
+        return _renamed_attribute(self, "direction")
+
+    @property
+    def direction_per_game(self) -> str:
+        """Deprecated name of ``turn_order`` (read until 0.3)."""
+        return _renamed_attribute(self, "direction_per_game")
 
     @property
     def suit_rank(self) -> tuple[int, ...]:
@@ -181,15 +368,28 @@ class Variant:
         """Card id of ``opening_card``, or -1 for ``lowest``."""
         return -1 if self.opening_card == "lowest" else card_from_text(self.opening_card)
 
-    def rules_key(self) -> tuple[Any, ...]:
-        """The fields that decide which plays exist and how they compare (the action table)."""
-        return (self.suit_order, self.straights, self.jqka2_suited, self.flush_order, self.pair_chain)
+    def action_table_key(self) -> tuple[Any, ...]:
+        """The settings that decide which plays exist and how they compare (``ACTION_TABLE_SETTINGS``,
+        the settings declared with the action-table route): variants with equal keys share one action
+        table (``bigtwo.env.rules.actions.action_table``) and so one set of action ids."""
+        return tuple(getattr(self, name) for name in ACTION_TABLE_SETTINGS)
+
+    def rules_key(self) -> str:
+        """The rules' identity, as text: every field but ``name`` and ``description`` (``to_dict`` as
+        sorted JSON). Variants with equal keys are the same rules under other names (the web table
+        shares a built agent between them).
+
+        >>> load_variant("taiwan").rules_key() == load_variant("taiwan", name="mine").rules_key()
+        True
+        """
+        return json.dumps({k: v for k, v in self.to_dict().items() if k not in ABOUT}, sort_keys=True)
 
     def replace(self, **overrides: Any) -> Variant:
         """A copy with some fields changed, checked like ``load_variant``."""
+        source = f"variant {self.name!r}"
         data = self.to_dict()
-        data.update(overrides)
-        return _build(data, source=f"variant {self.name!r}")
+        data.update(_new_names(overrides, source, warn=True, stacklevel=3))
+        return _build(data, source=source)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML-ready fields (``straights`` as its preset name or window texts)."""
@@ -261,25 +461,106 @@ def _window_text(window: Window) -> str:
     return text if top == ranks[-1] else f"{text} (top {RANKS[top]})"
 
 
-# Bounds of the numeric fields (inclusive; ``unit`` and tier multipliers must also be > 0): they keep
-# every payoff and match score finite and every counter in range (see the module docstring).
-BOUNDS: dict[str, tuple[float, float]] = {
-    "unit": (0, 1e6),
-    "buy_in": (0, 1e12),
-    "rake": (0, 1e12),
-    "target_score": (0, 1e15),
-    "penalty_multiplier_for_twos": (1, 100),
-    "games": (1, 1_000_000),
-    "tier_cards": (1, 1000),
-    "tier_multiplier": (0, 1000),
+# ---------------------------------------------------------------- derived from the declarations
+
+SETTINGS: dict[str, Setting] = declared_settings(Variant)
+"""Every setting, in declaration order (``Variant``'s fields but ``name``, ``description``, ``straights_preset``)."""
+CHOICES: dict[str, tuple[Any, ...]] = {
+    name: s.allows.values for name, s in SETTINGS.items() if isinstance(s.allows, OneOf)
 }
+"""The allowed values of each setting with a fixed list; the kernels read a value as its place there (``choice_code``)."""
+BOUNDS: dict[str, tuple[float, float]] = {
+    name: (s.allows.low, s.allows.high) for name, s in SETTINGS.items() if isinstance(s.allows, (Whole, Number))
+} | {
+    "tier_cards": (TIER_CARDS.low, TIER_CARDS.high),
+    "tier_multiplier": (TIER_MULTIPLIER.low, TIER_MULTIPLIER.high),
+}
+"""The inclusive range of each numeric setting (``unit`` and tier multipliers must also be > 0)."""
+IP_SLOTS: dict[str, int] = slots(SETTINGS, IP)
+"""The index in the kernels' ``Rules.ip`` of each setting sent there (``make_rules``; ``kernels.IP_*``)."""
+FP_SLOTS: dict[str, int] = slots(SETTINGS, FP)
+"""The index in the kernels' ``Rules.fp`` of each setting sent there (``make_rules``; ``kernels.FP_*``)."""
+ACTION_TABLE_SETTINGS: tuple[str, ...] = tuple(
+    name for name, s in SETTINGS.items() if any(r.target == ACTION_TABLE for r in s.kernels)
+)
+"""The settings that shape the action table (``Variant.action_table_key``)."""
+ABOUT = ("name", "description")  # fields that name and describe a variant: text, no rule
+RENAMED = {"direction": "seating", "direction_per_game": "turn_order"}
+"""Settings' old names (0.2) and their names now. A user's YAML file, override or attribute still
+reads an old name until 0.3, with a ``DeprecationWarning``; what a record, checkpoint or room stored
+under an old name is read without one (``stored_variant``)."""
+RENAMED_UNTIL = "0.3"
 
 
-def _is_number(value: Any) -> bool:
-    """A finite int or float, not a bool (ints of any size compare without converting)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return isinstance(value, int) or math.isfinite(value)
+def _renamed_attribute(variant: Variant, old: str) -> Any:
+    warnings.warn(
+        f"Variant.{old} is now Variant.{RENAMED[old]}; the old name goes in {RENAMED_UNTIL}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return getattr(variant, RENAMED[old])
+
+
+def _new_names(data: dict[str, Any], source: str, warn: bool, stacklevel: int = 2) -> dict[str, Any]:
+    """``data`` with each setting under its current name (``RENAMED``); ``warn``: say so with a
+    ``DeprecationWarning`` naming ``source`` (``stacklevel`` as ``warnings.warn``'s, counted from
+    here: 3 is the caller of the function that calls this one). An old name given beside its new
+    one is an error."""
+    old_names = [old for old in RENAMED if old in data]
+    if not old_names:
+        return data
+    data = dict(data)
+    for old in old_names:
+        new = RENAMED[old]
+        if new in data:
+            raise ValueError(f"{source}: field {old!r} is the old name of {new!r}; give {new!r} only")
+        if warn:
+            warnings.warn(
+                f"{source}: field {old!r} is now {new!r}; the old name is read until {RENAMED_UNTIL}",
+                DeprecationWarning,
+                stacklevel=stacklevel,
+            )
+        data[new] = data.pop(old)
+    return data
+
+
+def choice_code(setting: str, value: Any) -> int:
+    """The code the kernels use for ``value`` of ``setting``: its place in ``CHOICES[setting]``.
+
+    >>> choice_code("scoring", "cards"), choice_code("last_card_rule", "liability")
+    (0, 2)
+    >>> choice_code("scoring", "poker")
+    Traceback (most recent call last):
+    ...
+    ValueError: scoring 'poker' has no code; allowed: cards, tiered, pairwise, win_loss, collect
+    """
+    allowed = CHOICES[setting]
+    if value not in allowed:
+        raise ValueError(f"{setting} {value!r} has no code; allowed: {', '.join(map(str, allowed))}")
+    return allowed.index(value)
+
+
+def _yaml_text(value: Any) -> str:
+    """A default as a YAML file writes it: ``false``, ``1``, ``[D, C, H, S]``, ``hk``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_yaml_text(v) for v in value) + "]"
+    return str(value)
+
+
+def settings_table() -> str:
+    """Every setting as a Markdown table: its name, default (as YAML writes it), what it allows, its
+    description and how the kernels receive it. RULES.md holds this table (``bigtwo variants --settings``
+    prints it; tests/test_rules_doc.py checks that RULES.md's copy is current)."""
+    defaults = Variant().to_dict()
+    rows = ["| setting | default | allowed | what | kernels |", "|---|---|---|---|---|"]
+    for name, s in SETTINGS.items():
+        cells = [f"`{name}`", f"`{_yaml_text(defaults[name])}`", s.allows.text, s.doc, s.kernels_text]
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)
 
 
 _SHORT = reprlib.Repr()  # values in messages: a 400-digit number or a long text shortened
@@ -288,64 +569,28 @@ _SHORT.maxstring = _SHORT.maxother = 80
 _SHORT.maxlong = 40
 
 
-def _bound(x: float) -> str:
-    """A bound as the docstring table writes it: ``1000``, ``1e6``, ``1e12``."""
-    return f"{x:.0e}".replace("e+0", "e").replace("e+", "e") if x >= 1e6 else f"{x:g}"
-
-
 def _fail(source: str, name: str, value: Any, allowed: str) -> ValueError:
     return ValueError(f"{source}: field {name!r} has bad value {_SHORT.repr(value)}; allowed: {allowed}")
 
 
-def _parse_window(source: str, item: Any) -> Window:
-    allowed = "five consecutive ranks written lowest first, e.g. '3-4-5-6-7' or {ranks: A-2-3-4-5, top: '2'}"
-    top_text = None
-    ranks_spec = item
-    if isinstance(item, dict):
-        unknown = set(item) - {"ranks", "top"}
-        if unknown or "ranks" not in item:
-            raise _fail(source, "straights", item, allowed)
-        ranks_spec, top_text = item["ranks"], item.get("top")
-    if isinstance(ranks_spec, str):
-        tokens = [t for t in ranks_spec.replace("-", " ").replace(",", " ").split() if t]
-    elif isinstance(ranks_spec, (list, tuple)):
-        tokens = [str(t) for t in ranks_spec]
-    else:
-        raise _fail(source, "straights", item, allowed)
+def _check_field(source: str, name: str, value: Any) -> Any:
+    """``value`` of field ``name`` checked by its declaration and normalised; ``ValueError`` naming
+    ``source``, the field, the bad value and what is allowed otherwise."""
+    if name in ABOUT:
+        if not isinstance(value, str):
+            raise _fail(source, name, value, "text")
+        return value
     try:
-        ranks = tuple(_R["10" if t.upper() == "T" else t.upper()] for t in tokens)
-        top = ranks[-1] if top_text is None else _R["10" if str(top_text).upper() == "T" else str(top_text).upper()]
-    except (KeyError, IndexError):
-        raise _fail(source, "straights", item, allowed) from None
-    consecutive = all((b - a) % 13 == 1 for a, b in zip(ranks, ranks[1:], strict=False))
-    if len(ranks) != 5 or not consecutive or top not in ranks:
-        raise _fail(source, "straights", item, allowed)
-    return ranks, top
-
-
-def _parse_tiers(source: str, value: Any) -> tuple[tuple[int, float], ...]:
-    """``tiers`` as ``((from_cards, multiplier), ...)``, from_cards strictly rising."""
-    top_cards, top_mult = BOUNDS["tier_cards"][1], BOUNDS["tier_multiplier"][1]
-    allowed = (
-        f"a list of [from_cards, multiplier] pairs with from_cards integers >= 1 (up to {_bound(top_cards)}) strictly "
-        f"rising and multipliers numbers > 0 (up to {_bound(top_mult)}), e.g. [[10, 2], [13, 3]]; [] for none"
-    )
-    if not isinstance(value, (list, tuple)):
-        raise _fail(source, "tiers", value, allowed)
-    out: list[tuple[int, float]] = []
-    for item in value:
-        ok = isinstance(item, (list, tuple)) and len(item) == 2
-        cards, multiplier = item if ok else (None, None)
-        ok = ok and is_whole(cards) and 1 <= cards <= top_cards
-        ok = ok and _is_number(multiplier) and 0 < multiplier <= top_mult
-        if not ok or (out and cards <= out[-1][0]):
-            raise _fail(source, "tiers", value, allowed)
-        out.append((int(cards), float(multiplier)))
-    return tuple(out)
+        return SETTINGS[name].allows.check(value)
+    except BadValue as bad:
+        raise _fail(source, name, value if bad.value is BadValue.SAME else bad.value, bad.allowed) from None
 
 
 def _build(data: dict[str, Any], source: str) -> Variant:
-    known = {f.name for f in dataclasses.fields(Variant)} - {"straights_preset"}
+    """A checked ``Variant`` from field values (a YAML file's, overrides); an old name (``RENAMED``)
+    is read with a ``DeprecationWarning``."""
+    data = _new_names(data, source, warn=True)
+    known = set(SETTINGS) | set(ABOUT)
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"{source}: unknown field {unknown[0]!r}; allowed fields: {', '.join(sorted(known))}")
@@ -369,70 +614,20 @@ def _build(data: dict[str, Any], source: str) -> Variant:
     return variant
 
 
-def _check_field(source: str, name: str, value: Any) -> Any:
-    def need(ok: bool, allowed: str) -> None:
-        if not ok:
-            raise _fail(source, name, value, allowed)
+def stored_variant(settings: Mapping[str, Any], source: str = "stored variant", base: Variant | None = None) -> Variant:
+    """The variant a record, checkpoint or room stored (``Variant.to_dict()`` of this release or an
+    earlier one): fields left out take ``base``'s (default: the declared defaults), renamed settings
+    (``RENAMED``) are read under their new names without a warning. ``ValueError`` naming ``source``
+    for a bad field or value.
 
-    is_bool = isinstance(value, bool)
-    is_int = is_whole(value)  # an integer, not a bool (YAML reads ``true`` as one)
-    is_num = _is_number(value)
-    if name in ("name", "description"):
-        need(isinstance(value, str), "text")
-        return value
-    if name == "last_card_rule" and value is False:
-        value = "off"  # YAML 1.1 reads a bare `off` as false
-    if name in CHOICES:
-        need(value in CHOICES[name] and (name != "players" or is_int), ", ".join(map(str, CHOICES[name])))
-        return int(value) if name == "players" else value
-    if name == "cards_per_player":
-        need(is_int and 1 <= value <= 26, "an integer 1..26 (13 for 4 players; 26 for two players)")
-        return int(value)
-    if name == "suit_order":
-        seq = value.replace(",", " ").split() if isinstance(value, str) else value
-        need(isinstance(seq, (list, tuple)), "the four suits low to high, e.g. [D, C, H, S]")
-        try:
-            suits = tuple(SUITS[card_from_text("3" + str(s)) % 4] for s in seq)
-        except ValueError:
-            raise _fail(source, name, value, "the four suits low to high, e.g. [D, C, H, S]") from None
-        need(sorted(suits) == sorted(SUITS), "the four suits low to high, each once, e.g. [D, C, H, S]")
-        return suits
-    if name == "opening_card":
-        allowed = "a card such as 3D or 3C, or 'lowest'"
-        need(isinstance(value, (str, int)) and not is_bool, allowed)
-        if str(value).lower() == "lowest":
-            return "lowest"
-        try:
-            cid = card_from_text(str(value))
-        except ValueError:
-            raise _fail(source, name, value, allowed) from None
-        return RANKS[cid // 4] + SUITS[cid % 4]
-    if name in ("opening_every_game", "pair_chain", "two_ends_trick"):
-        need(is_bool, "true or false")
-        return value
-    if name == "straights":
-        if isinstance(value, str):
-            need(value in STRAIGHT_PRESETS, ", ".join(STRAIGHT_PRESETS) + " or a list of windows")
-            return STRAIGHT_PRESETS[value], value
-        need(isinstance(value, (list, tuple)) and len(value) > 0, "a preset name or a list of windows")
-        windows = tuple(_parse_window(source, w) for w in value)
-        need(len({frozenset(w[0]) for w in windows}) == len(windows), "each window's ranks listed once")
-        return windows, None
-    if name == "tiers":
-        return _parse_tiers(source, value)
-    if name in ("unit", "buy_in", "rake", "target_score"):
-        low, high = BOUNDS[name]
-        if name == "unit":
-            need(is_num and low < value <= high, f"a finite number > 0 and <= {_bound(high)}")
-        else:
-            need(is_num and low <= value <= high, f"a finite number >= 0 (0 = off) and <= {_bound(high)}")
-        return float(value)
-    if name in ("penalty_multiplier_for_twos", "games"):
-        low, high = BOUNDS[name]
-        off = " (1 = off)" if name == "penalty_multiplier_for_twos" else ""
-        need(is_int and low <= value <= high, f"an integer >= 1{off} and <= {int(high):,}")
-        return int(value)
-    raise AssertionError(name)  # pragma: no cover - every known field is handled above
+    >>> stored_variant({"name": "old", "direction_per_game": "alternate"}).turn_order
+    'alternate'
+    """
+    if not isinstance(settings, Mapping):
+        raise ValueError(f"{source}: expected a mapping of variant fields, got {type(settings).__name__}")
+    data = base.to_dict() if base is not None else {}
+    data.update(_new_names(dict(settings), source, warn=False))
+    return _build(data, source=source)
 
 
 def variant_dir() -> Path:
@@ -538,4 +733,6 @@ def load_variant(name_or_path: str | Path | Variant = DEFAULT_VARIANT, **overrid
             raise ValueError(
                 f"unknown variant {text!r}; allowed: {', '.join(variant_names())} or a path to a YAML file"
             )
-    return base.replace(**overrides) if overrides else base
+    if not overrides:
+        return base
+    return base.replace(**_new_names(overrides, f"variant {base.name!r}", warn=True, stacklevel=3))
