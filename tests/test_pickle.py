@@ -21,7 +21,7 @@ def _random_legal(rng: np.random.Generator, ids: np.ndarray, counts: np.ndarray)
 
 
 def test_an_engine_and_a_vector_env_play_on_alike_after_a_pickle() -> None:
-    engine = Engine("hong-kong", num_games=8, seed=3, autoreset=True)
+    engine = Engine("hong-kong", num_matches=8, seed=3, autoreset=True)
     venv = VectorEnv("taiwan", num_envs=8, seed=4)
     obs, info = venv.reset(seed=4)
     rng = np.random.default_rng(0)

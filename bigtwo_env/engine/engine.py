@@ -295,7 +295,7 @@ class Engine:
     def _link(self) -> None:
         """The compiled entry points for this engine's arrays, and the per-thread slices of its state
         (views: the state's arrays are never replaced, only written)."""
-        n = self.num_games
+        n = self.num_matches
         R, S, acts, seats = self.rules, self.state, np.zeros(n, np.int64), np.zeros(n, np.int64)
         self._check = compiled(kernels.check_actions, acts, S.over, S.legal, S.legal_n)
         self._legal = compiled(kernels.legal_all, R, S)
