@@ -416,6 +416,10 @@ def create_app(
             await ws.close(4403)
             return
         await ws.accept()
+        if room_id not in hub.rooms:  # deleted while the handshake went on
+            await ws.send_json({"type": "error", "message": f"no room {room_id!r} on this server", "fatal": True})
+            await ws.close(4403)
+            return
         conn = Connection(ws, seat, client)
         if seat is not None and room.seats[seat].connections:
             notice = {

@@ -11,7 +11,8 @@ queue: jobs by rank, then clients in turn), each room with at most one play in f
 | ``light`` | 0 | the quick agents' plays (``random``, ``greedy``, ``heuristic``): a room of them never waits behind a search |
 | ``people`` | ``THINKING_NICE`` | the searchers' plays (``search``, ``strong``, checkpoint files) in rooms where a person is connected |
 | ``watch`` | ``WATCH_NICE`` | the searchers' plays in every other room (agents only, or its people away) |
-| ``coach`` | ``THINKING_NICE`` | the coach's advice (rank 0) and replays with advice (rank 1), one move at a time |
+| ``coach`` | ``THINKING_NICE`` | the coach's advice on a person's turn |
+| ``replay`` | ``REPLAY_NICE`` | replays with the coach's advice, one move at a time |
 | ``builder`` | ``THINKING_NICE`` | building agents and coaches (loading networks) and checking a new room's form |
 
 **The guarantee.** A room with a person connected never queues behind an agent-only room: its
@@ -85,7 +86,7 @@ from bigtwo.web.store import Store
 
 MAX_ROOMS = 1000
 MAX_AGENTS = 24  # distinct agents (agent and rules) held at once
-MAX_COACHES = 4
+MAX_COACHES = 8  # coaches (a variant's, for the coach or the replay thread)
 MAX_REPLAYS = 16
 MAX_QUEUE = 256  # messages waiting for one connection
 SETTLE = 0.25  # seconds a change of who is connected waits to be broadcast (changes meanwhile go out as one)
@@ -94,6 +95,7 @@ DEFAULT_TTL = 7 * 24 * 3600.0  # seconds an idle room with nobody connected is k
 SWEEP = 30.0  # seconds between looks for idle rooms
 LIGHT = ("random", "greedy", "heuristic")  # agents whose plays take well under a millisecond
 THINKING_NICE = 5  # the people, coach and builder threads' nice value
+REPLAY_NICE = 10  # the replay thread's: a replay's advice yields to live rooms and the coach
 WATCH_NICE = 15  # the watch thread's: agent-only rooms' searches yield to everything else
 SEARCHERS = ("search", "strong")  # given MAX_AGENT_THREADS rollout threads unless they ask for fewer
 
@@ -187,12 +189,14 @@ class Agents:
         extra = {"threads": MAX_AGENT_THREADS} if name in SEARCHERS and "threads" not in options else {}
         return make_agent(self.files.get(spec, spec), variant, seed=0, **extra)
 
-    def reserve(self, room_id: str, specs: set[str], variant: Variant, client: str | None = None) -> None:
+    def reserve(
+        self, room_id: str, specs: set[str], variant: Variant, client: str | None = None, check: bool = True
+    ) -> None:
         """Build (in the calling thread) the agents ``specs`` for ``variant`` that are not built
         yet, for room ``room_id`` made by ``client``; ``RoomError`` (nothing built) if the hub
         would hold more than ``most`` custom agents, ``TooMany`` if ``client``'s rooms would use
-        more than ``per_client`` (``None``: a stored room, not counted), or naming an agent that
-        cannot be built."""
+        more than ``per_client`` (not ``check``ed for a stored room: it is counted, never
+        refused), or naming an agent that cannot be built."""
         rules = rules_key(variant)
         keys = {(s, rules) for s in specs}
         with self._lock:  # held briefly: the event loop's ``get`` takes it too
@@ -205,7 +209,7 @@ class Agents:
                     f"without options) or agents other rooms use (such as "
                     f"{', '.join(sorted({k[0] for k in self._built}))})"
                 )
-            if client is not None:
+            if client is not None and check:
                 mine = {
                     k
                     for k, users in self._users.items()
@@ -290,7 +294,7 @@ class Hub:
         self.stand_ins: dict[str, dict[str, str]] = {}  # room -> {agent that cannot be built: its stand-in}
         self.creators: dict[str, str] = {}  # room -> the client that made it
         self.sockets: dict[str, int] = {}  # client -> websockets it holds open
-        nice = {"light": 0, "people": THINKING_NICE, "watch": WATCH_NICE, "coach": THINKING_NICE}
+        nice = {"light": 0, "people": THINKING_NICE, "watch": WATCH_NICE, "coach": THINKING_NICE, "replay": REPLAY_NICE}
         self.lanes = {name: Lane(name, nice.get(name, THINKING_NICE)) for name in (*nice, "builder")}
         self.agents = Agents(agent_files or {}, per_client=limits.agents_per_client)
         self._created = Rate(limits.rooms_per_minute)
@@ -298,6 +302,7 @@ class Hub:
         self._coaching = Held()
         self._advice: dict[tuple[str, int, int], _Shared] = {}
         self._settling: dict[str, asyncio.TimerHandle] = {}
+        self._creating: dict[str, int] = {}  # client -> rooms being built for it
         self._coaches: OrderedDict[str, Coach] = OrderedDict()
         self._defaults: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._replays: OrderedDict[tuple[str, int, bool], dict[str, Any]] = OrderedDict()
@@ -361,9 +366,10 @@ class Hub:
                 self._options = await self.run("builder", self._read_options)
         return self._options
 
-    def coach(self, variant: Variant) -> Coach:
-        """The coach for ``variant``'s rules (built in the calling thread; at most ``MAX_COACHES`` kept)."""
-        key = f"{variant.name}\n{rules_key(variant)}"
+    def coach(self, variant: Variant, lane: str = "coach") -> Coach:
+        """The coach for ``variant``'s rules that ranks in ``lane`` (``coach`` or ``replay``: an
+        instance is used in one thread), built in the calling thread; at most ``MAX_COACHES`` kept."""
+        key = f"{lane}\n{variant.name}\n{rules_key(variant)}"
         if key not in self._coaches:
             self._coaches[key] = Coach(variant, threads=MAX_AGENT_THREADS)
             while len(self._coaches) > MAX_COACHES:
@@ -413,13 +419,14 @@ class Hub:
         """Build a restored room's agents; one that cannot be built any more (a checkpoint file
         gone, a budget past the web's) is said on stderr and the room's stand-in plays it."""
         for spec in sorted({s.kind for s in room.seats if not s.person} | {room.stand_in}):
+            creator = self.creators.get(room.id, "")
             try:
-                self.agents.reserve(room.id, {spec}, room.variant)
+                self.agents.reserve(room.id, {spec}, room.variant, creator, check=False)
             except RoomError as exc:
                 instead = "heuristic" if spec == room.stand_in else room.stand_in
                 self.stand_ins[room.id][spec] = instead
                 print(f"bigtwo serve: room {room.id}: {exc}; {instead} plays that seat", file=sys.stderr, flush=True)
-                self.agents.reserve(room.id, {instead}, room.variant)
+                self.agents.reserve(room.id, {instead}, room.variant, creator, check=False)
 
     def start(self) -> None:
         """Drive every loaded room, each once its agents are built (in the builder thread: the
@@ -459,7 +466,7 @@ class Hub:
         if len(self.rooms) >= MAX_ROOMS:
             raise Busy(f"the server holds {MAX_ROOMS} rooms, its most; idle rooms are deleted after a while")
         most = self.limits.rooms_per_client
-        if sum(1 for c in self.creators.values() if c == client) >= most:
+        if sum(1 for c in self.creators.values() if c == client) + self._creating.get(client, 0) >= most:
             raise TooMany(
                 f"you hold {most} rooms, the most one client may; a room nobody is in is deleted after "
                 f"{self.room_ttl:g} seconds"
@@ -468,11 +475,16 @@ class Hub:
         room_id = secrets.token_hex(4)
         while room_id in self.rooms:
             room_id = secrets.token_hex(4)
+        self._creating[client] = self._creating.get(client, 0) + 1  # counted while it is built
         try:
             setup = await self.run("builder", self._prepare, room_id, body, client, client=client)
         except BaseException:
             self.agents.release(room_id)
             raise
+        finally:
+            self._creating[client] -= 1
+            if not self._creating[client]:
+                del self._creating[client]
         if self.stopping:
             self.agents.release(room_id)
             raise Stopping("the server is stopping; create the room once it is back")
@@ -634,7 +646,7 @@ class Hub:
     # ------------------------------------------------------------ coach and replays
 
     async def advise(self, room: Room, seat: int | None, client: str = "") -> dict[str, Any]:
-        """The coach's advice for ``seat`` on its turn (in the coach thread, ahead of replays). A
+        """The coach's advice for ``seat`` on its turn (in the coach thread). A
         position already being ranked is not ranked again: every socket that asks waits for the
         one ranking. ``TooMany`` if ``client`` has ``Limits.coach_per_client`` positions being
         ranked; cancelled when the last socket waiting for it closes."""
@@ -648,7 +660,7 @@ class Hub:
         async def rank() -> dict[str, Any]:
             with self._coaching.hold(client, self.limits.coach_per_client, "coach requests", retry_after=2):
                 coach = await self.run("builder", self.coach, variant, client=client)
-                return await self.run("coach", coach.advise_at, position, client=client, rank=0)
+                return await self.run("coach", coach.advise_at, position, client=client)
 
         advice = await self._shared((room.id, room.match, seq), rank)
         if seq != len(room.moves):
@@ -730,11 +742,11 @@ class Hub:
         except ValueError as exc:
             raise RoomError(f"game record: {exc}") from None
         if with_coach:
-            coach = await self.run("builder", self.coach, final.variant, client=client)
+            coach = await self.run("builder", self.coach, final.variant, "replay", client=client)
             for step, position in zip(steps, positions, strict=True):  # one move at a time: rooms' coaches between
                 if self.stopping:
                     raise Stopping("the server is stopping; ask for this replay again once it is back")
-                step["coach"] = await self.run("coach", coach.advise_at, position, client=client, rank=1)
+                step["coach"] = await self.run("replay", coach.advise_at, position, client=client)
         return {"record": checked, "steps": steps}
 
     def begin_stop(self) -> None:

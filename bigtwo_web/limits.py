@@ -12,7 +12,7 @@ NAME=VALUE`` (repeatable):
 
 | name | default | what |
 |---|---|---|
-| ``rooms_per_minute`` | 10 | rooms one client may create in any 60 seconds |
+| ``rooms_per_minute`` | 10 | rooms one client may create (or try to: a refused form counts) in any 60 seconds |
 | ``rooms_per_client`` | 40 | rooms one client's creations may hold at once (of the server's 1,000) |
 | ``agents_per_client`` | 6 | custom agents (options, or rules no shipped variant has) one client's rooms may hold; plain agents of shipped variants are always buildable |
 | ``sockets_per_seat`` | 4 | websockets open on one seat |

@@ -10,6 +10,7 @@ import functools
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -466,3 +467,16 @@ def test_rooms_per_client_and_history_hold_across_restarts_and_no_log_line_holds
         again.stop()
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM matches WHERE record IS NOT NULL").fetchone()[0] == 4  # in all
+
+
+def test_the_docs_state_every_limit_and_its_default() -> None:
+    from dataclasses import fields
+
+    from bigtwo.web import limits as module
+    from bigtwo.web.limits import Limits
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "web.md").read_text(encoding="utf-8")
+    for f in fields(Limits):
+        default = f"{getattr(Limits(), f.name):g}"
+        assert re.search(rf"\| `{f.name}` \| {default} \|", docs), f"docs/web.md: {f.name} (default {default})"
+        assert re.search(rf"\| ``{f.name}`` \| {default} \|", module.__doc__ or ""), f"bigtwo.web.limits: {f.name}"
