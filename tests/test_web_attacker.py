@@ -480,3 +480,44 @@ def test_the_docs_state_every_limit_and_its_default() -> None:
         default = f"{getattr(Limits(), f.name):g}"
         assert re.search(rf"\| `{f.name}` \| {default} \|", docs), f"docs/web.md: {f.name} (default {default})"
         assert re.search(rf"\| ``{f.name}`` \| {default} \|", module.__doc__ or ""), f"bigtwo.web.limits: {f.name}"
+
+
+def test_limits_parse_strictly_and_doctests() -> None:
+    import doctest
+
+    import bigtwo.web.app
+    import bigtwo.web.limits
+    from bigtwo.web.limits import Limits
+
+    for module in (bigtwo.web.limits, bigtwo.web.app):
+        assert doctest.testmod(module).failed == 0
+    for item, message in [
+        ("rooms_per_minute=0", "must be a positive integer"),
+        ("rooms_per_minute=2.5", "must be a positive integer"),
+        ("header_timeout=soon", "must be a positive number"),
+        ("header_timeout=inf", "must be a positive number"),
+        ("rooms", "write NAME=VALUE"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            Limits.parse([item])
+
+
+def test_a_lane_serves_rank_first_then_clients_in_turn_and_drops_cancelled_work() -> None:
+    from bigtwo.web.lanes import Lane
+
+    lane = Lane("test")
+    gate = threading.Event()
+    order: list[str] = []
+    try:
+        blocker = lane.submit(gate.wait)  # holds the thread while the queue fills
+        jobs = [lane.submit(order.append, f"a{i}", client="a", rank=1) for i in range(3)]
+        jobs += [lane.submit(order.append, f"b{i}", client="b", rank=1) for i in range(2)]
+        jobs.append(lane.submit(order.append, "person", client="c", rank=0))
+        dropped = lane.submit(order.append, "gone", client="b", rank=1)
+        assert dropped.cancel()
+        gate.set()
+        for job in [blocker, *jobs]:
+            job.result(timeout=10)
+        assert order == ["person", "a0", "b0", "a1", "b1", "a2"] and dropped.cancelled()
+    finally:
+        lane.shutdown()
