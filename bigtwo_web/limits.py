@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 
-from bigtwo.web.room import RoomError
+from bigtwo.web.room import MAX_KEPT, RoomError
 
 WINDOW = 60.0  # seconds of the rate limits' window
 RETRY_COUNT = 30  # seconds a refusal by a count (rooms, sockets, agents held) says to wait
@@ -79,7 +79,7 @@ class Limits:
     body_timeout: float = 30.0
     keep_alive: float = 5.0
     replay_timeout: float = 300.0
-    matches_per_room: int = 20
+    matches_per_room: int = MAX_KEPT
     matches_total: int = 20000
 
     def __post_init__(self) -> None:

@@ -64,10 +64,12 @@ def hide_tokens() -> None:
         logging.getLogger(),
         *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)),
     ]
-    for logger in loggers:
-        for handler in logger.handlers:
-            if not any(isinstance(f, HideTokens) for f in handler.filters):
-                handler.addFilter(hide)
+    handlers = [h for logger in loggers for h in logger.handlers]
+    if logging.lastResort is not None:  # what a logger without handlers writes to
+        handlers.append(logging.lastResort)
+    for handler in handlers:
+        if not any(isinstance(f, HideTokens) for f in handler.filters):
+            handler.addFilter(hide)
 
 
 def open_files(connections: int) -> int:
