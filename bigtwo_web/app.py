@@ -7,30 +7,36 @@ The rooms, agents and threads behind it are ``bigtwo.web.hub``'s; the form check
 | ``GET /static/...`` | the page's JavaScript and CSS |
 | ``GET /api/options`` | variants, agent names and each variant's default agent (``strong`` where shipped) |
 | ``POST /api/rooms`` | create a room: ``{variant or yaml, settings, seats: ["person", "strong", ...], names, pace, away_timeout, turn_timeout, seed}``; answers each person seat's link |
-| ``GET /api/rooms`` | the rooms (public: names, variant, state) |
+| ``GET /api/rooms`` | the rooms (public: names, variant, state; ``HEAD`` answers its headers and creates nothing) |
 | ``GET /api/rooms/ID/record?match=N`` | a finished match's game record (``bigtwo.env.records.record``) |
-| ``GET /api/rooms/ID/records.jsonl`` | the records of every finished match the room keeps (its last ``MAX_KEPT``), one JSON line each |
+| ``GET /api/rooms/ID/records.jsonl`` | the records of every finished match the room keeps (its last ``matches_per_room``), one JSON line each |
 | ``GET /api/rooms/ID/replay?match=N&coach=1`` | the record expanded move by move through the engine, with the coach's advice per move |
-| ``POST /api/replay?coach=1`` | the same for a record sent as the body (a file the page opened) |
+| ``POST /api/replay?coach=1`` | the same for a record sent as the body (a file the page opened); a replay stops when its client hangs up |
 | ``WS /ws/ID?token=T`` | a seat (with its token) or a spectator (without) |
 
 **Websocket messages.** The server sends ``{"type": "state", ...}`` (``Room.view``: what that
 seat may see) after every change, ``{"type": "coach", ...}`` when asked, ``{"type": "notice",
 "message": ...}`` when another connection opens your seat, and ``{"type": "error", "message":
 ...}`` for a refused request, which changes nothing. A client sends JSON text: ``{"type": "play",
-"cards": "3C 3D" | "pass", "seq": N}`` (``seq``: the plays it has seen, optional), ``{"type":
-"coach"}``, ``{"type": "next_match"}``, ``{"type": "pace", "seconds": x}``, each at most
-``MAX_MESSAGE`` bytes. Every message is queued per connection and sent in order.
+"cards": "3C 3D" | "pass", "seq": N}`` (``seq``: the plays it has seen, required: a play made
+at another point of the match, such as a second connection's play of the same turn, is refused),
+``{"type": "coach"}``, ``{"type": "next_match"}``, ``{"type": "pace", "seconds": x}``, each at
+most ``MAX_MESSAGE`` bytes. Every message is queued per connection and sent in order.
 
-**At the door.** Every request's ``Host`` must name this server: an IP address, ``localhost``,
-this machine's name or one given with ``--allow-host`` (a page elsewhere cannot reach the server
-through a name it controls). A state-changing request (``POST``) must be JSON
+**At the door.** Every request's ``Host`` must be exactly a host and an optional port (nothing
+like ``localhost:80@evil.example``) naming this server: an IP address, ``localhost``, this
+machine's name or one given with ``--allow-host`` (a page elsewhere cannot reach the server
+through a name it controls; the seat links are made from it). A state-changing request (``POST``) must be JSON
 (``Content-Type: application/json``), which a page of another site cannot send without asking
 first, and a request or websocket that carries an ``Origin`` must come from this server's own
 page. Bodies are at most ``MAX_BODY`` bytes (``MAX_RECORD`` for a record), JSON at most
-``MAX_DEPTH`` deep, and text must be valid Unicode (no lone surrogates): anything else is
-refused with a 4xx saying why, before anything is built. Every page is sent with a
-Content-Security-Policy (its own scripts only, no framing) and no referrer.
+``MAX_DEPTH`` deep, and text must be valid Unicode (no lone surrogates), checked on what it
+decodes to as well (YAML's escapes in a variant file, an agent's options): anything else is
+refused with a 4xx saying why, before anything is built. A body must arrive within
+``Limits.body_timeout`` seconds (408). Over a per-client limit (``bigtwo.web.limits``) the answer
+is 429 with ``Retry-After`` (a websocket's too, before its handshake); a full or stopping server
+answers 503. Every page is sent with a Content-Security-Policy (its own scripts only, no
+framing) and no referrer.
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ import ipaddress
 import json
 import re
 import socket
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Awaitable, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -55,8 +62,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from bigtwo.env.records.record import record_line
-from bigtwo.web.hub import Connection, Hub, Stopping
-from bigtwo.web.room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, Room, RoomError
+from bigtwo.web.hub import Busy, Connection, Hub
+from bigtwo.web.limits import Limits, TooMany, client_id
+from bigtwo.web.room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, Room, RoomError, check_unicode
 from bigtwo.web.store import Store
 
 PAGE = Path(str(resources.files("bigtwo.web") / "page"))
@@ -73,6 +81,16 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 _MATCH = re.compile(r"^[0-9]{1,9}$")
+# a Host header: a name or IPv4 address, or an IPv6 address in brackets, then an optional port; nothing else
+_AUTHORITY = re.compile(
+    r"^(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?))(?::(?P<port>[0-9]{1,5}))?$"
+)
+
+
+def writable(text: str) -> str:
+    """``text`` with any character UTF-8 cannot write shown as its escape, so an error message that
+    quotes a request never fails to be sent."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class Refused(Exception):
@@ -92,18 +110,25 @@ def host_names(extra: Iterable[str] = ()) -> set[str]:
     return names | {h.strip().lower() for h in extra if h.strip()}
 
 
-def _host_of(authority: str) -> str:
-    """``authority`` (``name:port``, ``[::1]:port``) without its port, lower case."""
-    authority = authority.strip().lower()
-    if authority.startswith("["):
-        return authority[1 : authority.find("]")] if "]" in authority else authority
-    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+def host_of(authority: str) -> str | None:
+    """The host of a ``Host`` header (``name:port``, ``1.2.3.4``, ``[::1]:port``) in lower case,
+    ``None`` unless the header is exactly that (no user part, path, space or second port).
+
+    >>> host_of("LocalHost:8000"), host_of("[::1]:80"), host_of("localhost:80@evil.example")
+    ('localhost', '::1', None)
+    """
+    match = _AUTHORITY.match(authority.lower())
+    if match is None or int(match["port"] or 0) > 65535:
+        return None
+    return match["v6"] or match["name"]
 
 
 def refuse_connection(conn: HTTPConnection, names: set[str]) -> str | None:
     """Why a request or websocket is refused at the door (its Host, its Origin), ``None`` if it is not."""
     host = conn.headers.get("host", "")
-    name = _host_of(host)
+    name = host_of(host)
+    if name is None:
+        return f"Host {host!r} is not a host name or address with an optional port; open the server by its address"
     try:
         ipaddress.ip_address(name)
     except ValueError:
@@ -123,18 +148,14 @@ def check_wire(value: Any, depth: int = 0) -> None:
     """``RoomError`` for JSON nested deeper than ``MAX_DEPTH`` or text UTF-8 cannot write (a lone surrogate)."""
     if depth > MAX_DEPTH:
         raise RoomError(f"JSON may be nested at most {MAX_DEPTH} deep")
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise RoomError(f"text must be valid Unicode (no lone surrogates): {value!r}") from None
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            check_wire(k, depth + 1)
+    if isinstance(value, dict):
+        for v in value.values():
             check_wire(v, depth + 1)
     elif isinstance(value, list):
         for v in value:
             check_wire(v, depth + 1)
+    if depth == 0:
+        check_unicode(value, "the JSON")
 
 
 def parse_json(text: str | bytes, what: str) -> Any:
@@ -149,8 +170,9 @@ def parse_json(text: str | bytes, what: str) -> Any:
     return value
 
 
-async def read_json(request: Request, most: int = MAX_BODY) -> Any:
-    """The request's JSON body: ``Content-Type: application/json``, at most ``most`` bytes."""
+async def read_json(request: Request, most: int = MAX_BODY, seconds: float = 30.0) -> Any:
+    """The request's JSON body: ``Content-Type: application/json``, at most ``most`` bytes, all
+    of it within ``seconds`` (408 after that)."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
         raise Refused(415, f"send the body as JSON (Content-Type: application/json), not {kind or 'no type'!r}")
@@ -158,11 +180,47 @@ async def read_json(request: Request, most: int = MAX_BODY) -> Any:
     if length is not None and (not length.isdigit() or int(length) > most):
         raise Refused(413, f"the request body may have at most {most} bytes")
     raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > most:
-            raise Refused(413, f"the request body may have at most {most} bytes")
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > most:
+                    raise Refused(413, f"the request body may have at most {most} bytes")
+    except TimeoutError:
+        raise Refused(408, f"the request body must arrive within {seconds:g} seconds") from None
     return parse_json(bytes(raw), "the request body")
+
+
+def client_of(conn: HTTPConnection) -> str:
+    """The client of a request or websocket (``limits.client_id`` of its address)."""
+    return client_id(conn.client.host if conn.client else "unknown")
+
+
+class Gone(Exception):
+    """The client hung up before its answer was ready."""
+
+
+async def until_gone(request: Request, work: Awaitable[Any]) -> Any:
+    """``work``'s result, or ``Gone`` with ``work`` cancelled (its thread slots freed at once) as
+    soon as the client disconnects: nobody is left to read the answer."""
+    task = asyncio.ensure_future(work)
+
+    async def hung_up() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(hung_up())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+    if task.cancelled():
+        raise Gone()
+    return task.result()
 
 
 class Guard:
@@ -197,6 +255,17 @@ class Guard:
         return await self.app(scope, receive, send_with_headers)
 
 
+def refusal(exc: TooMany | Busy) -> JSONResponse:
+    """A request refused over a limit (``TooMany``: 429) or because the server is full or
+    stopping (``Busy``: 503), with ``Retry-After`` in the header and the body."""
+    status = 429 if isinstance(exc, TooMany) else 503
+    return JSONResponse(
+        {"error": writable(str(exc)), "retry_after": exc.retry_after},
+        status_code=status,
+        headers={"Retry-After": str(exc.retry_after)},
+    )
+
+
 async def _with_headers(response: Response, scope: Scope, receive: Receive, send: Send) -> None:
     response.headers.update(HEADERS)
     await response(scope, receive, send)
@@ -213,12 +282,15 @@ def create_app(
     room_ttl: float | None = None,
     agent_files: Mapping[str, Path] | None = None,
     allow_hosts: Iterable[str] = (),
+    limits: Limits | None = None,
 ) -> Starlette:
     """The ASGI app, its rooms kept in the SQLite file ``db``; ``pace``, ``away_timeout`` and
     ``turn_timeout`` are new rooms' defaults (seconds), ``room_ttl`` how long an idle room is
-    kept, ``agent_files`` the checkpoint files seats may name, ``allow_hosts`` more host names."""
+    kept, ``agent_files`` the checkpoint files seats may name, ``allow_hosts`` more host names,
+    ``limits`` the per-client limits and timeouts (``bigtwo.web.limits``)."""
     kw: dict[str, Any] = {} if room_ttl is None else {"room_ttl": room_ttl}
-    hub = Hub(Store(db), pace, away_timeout, turn_timeout, agent_files=agent_files, **kw)
+    limits = limits or Limits()
+    hub = Hub(Store(db), pace, away_timeout, turn_timeout, agent_files=agent_files, limits=limits, **kw)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
@@ -228,13 +300,13 @@ def create_app(
         await hub.stop()
 
     def error(message: str, status: int = 400) -> JSONResponse:
-        return JSONResponse({"error": message}, status_code=status)
+        return JSONResponse({"error": writable(message)}, status_code=status)
 
     def answer(exc: Exception, status: int = 400) -> JSONResponse:
         if isinstance(exc, Refused):
             return error(str(exc), exc.status)
-        if isinstance(exc, Stopping):
-            return error(str(exc), 503)
+        if isinstance(exc, (TooMany, Busy)):
+            return refusal(exc)
         return error(str(exc), 404 if str(exc).startswith("no room") else status)
 
     async def page(request: Request) -> Response:
@@ -244,10 +316,11 @@ def create_app(
         return JSONResponse(await hub.options())
 
     async def rooms(request: Request) -> Response:
-        if request.method == "GET":
-            return JSONResponse({"rooms": [r.summary() for r in hub.rooms.values()]})
+        return lobby()  # HEAD too (Starlette answers it without the body): it never creates a room
+
+    async def create(request: Request) -> Response:
         try:
-            room = await hub.create(await read_json(request))
+            room = await hub.create(await read_json(request, seconds=limits.body_timeout), client_of(request))
         except (Refused, RoomError) as exc:
             return answer(exc)
         base = str(request.base_url).rstrip("/")
@@ -257,6 +330,19 @@ def create_app(
             if s.person
         ]
         return JSONResponse({"room": room.id, "links": links, "watch": f"{base}/?room={room.id}"})
+
+    def lobby() -> Response:
+        """The room list; a room that cannot be shown is left out and said on stderr, never a 500."""
+        lines = []
+        for room_id, room in list(hub.rooms.items()):
+            try:
+                line = room.summary()
+                json.dumps(line, ensure_ascii=False).encode("utf-8")
+            except Exception as exc:  # noqa: BLE001 - one broken room must not take the lobby down
+                print(f"bigtwo serve: room {room_id} left out of the lobby: {type(exc).__name__}", file=sys.stderr)
+                continue
+            lines.append(line)
+        return JSONResponse({"rooms": lines})
 
     def room_of(request: Request) -> Room:
         room = hub.rooms.get(request.path_params["room"])
@@ -292,33 +378,49 @@ def create_app(
             room = room_of(request)
             match = match_of(request, room)
             coach = request.query_params.get("coach") == "1"
-            return JSONResponse(await hub.replay(room.record(match), coach, key=(room.id, match, coach)))
+            work = hub.replay(room.record(match), coach, key=(room.id, match, coach), client=client_of(request))
+            return JSONResponse(await until_gone(request, work))
         except (Refused, RoomError) as exc:
             return answer(exc, 409)
+        except Gone:
+            return error("the client hung up", 400)
 
     async def body_replay(request: Request) -> Response:
         try:
-            rec = await read_json(request, MAX_RECORD)
-            return JSONResponse(await hub.replay(rec, request.query_params.get("coach") == "1"))
+            rec = await read_json(request, MAX_RECORD, limits.body_timeout)
+            work = hub.replay(rec, request.query_params.get("coach") == "1", client=client_of(request))
+            return JSONResponse(await until_gone(request, work))
         except (Refused, ValueError, TypeError) as exc:
             return answer(exc)
+        except Gone:
+            return error("the client hung up", 400)
 
     # ------------------------------------------------------------ websockets
 
     async def seat_socket(ws: WebSocket) -> None:
         room_id = ws.path_params["room"]
-        await ws.accept()
         room = hub.rooms.get(room_id)
         token = ws.query_params.get("token")
+        client = client_of(ws)
         try:
             if room is None:
                 raise RoomError(f"no room {room_id!r} on this server")
             seat = None if not token else room.seat_for_token(token)
+            hub.admit(room_id, seat, client)
+        except TooMany as exc:  # before the handshake: HTTP 429 with Retry-After
+            await ws.send_denial_response(refusal(exc))
+            return
         except RoomError as exc:
-            await ws.send_json({"type": "error", "message": str(exc), "fatal": True})
+            await ws.accept()
+            await ws.send_json({"type": "error", "message": writable(str(exc)), "fatal": True})
             await ws.close(4403)
             return
-        conn = Connection(ws, seat)
+        await ws.accept()
+        if room_id not in hub.rooms:  # deleted while the handshake went on
+            await ws.send_json({"type": "error", "message": f"no room {room_id!r} on this server", "fatal": True})
+            await ws.close(4403)
+            return
+        conn = Connection(ws, seat, client)
         if seat is not None and room.seats[seat].connections:
             notice = {
                 "type": "notice",
@@ -328,23 +430,20 @@ def create_app(
             for other in hub.connections.get(room_id, ()):
                 if other.seat == seat:
                     other.send(notice)
-        room.connect(seat)
-        hub.connections[room_id].add(conn)
+        hub.opened(room_id, conn)
+        conn.send(room.view(seat))  # its own view now; the others' within a moment (``Hub.settle``)
         loop = asyncio.get_running_loop()
         tasks = [
             loop.create_task(conn.write()),
             loop.create_task(read(room, conn)),
             loop.create_task(conn.dropped.wait()),
         ]
-        hub.changed_room(room_id)
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for task in tasks:
                 task.cancel()
-            hub.connections.get(room_id, set()).discard(conn)
-            room.disconnect(seat)
-            hub.changed_room(room_id)
+            hub.closed(room_id, conn)
 
     async def read(room: Room, conn: Connection) -> None:
         """The client's messages until it closes; each answered by ``handle``."""
@@ -376,22 +475,27 @@ def create_app(
             if kind == "play":
                 if "cards" not in msg:
                     raise RoomError("a play message needs 'cards': card text such as '3C 3D', or 'pass'")
-                room.play(conn.seat, msg["cards"], msg.get("seq"))
+                if "seq" not in msg:
+                    raise RoomError("a play message needs 'seq': the number of plays you saw (the state's seq)")
+                room.play(conn.seat, msg["cards"], msg["seq"])
             elif kind == "next_match":
                 room.next_match(conn.seat)
             elif kind == "pace":
                 room.set_pace(conn.seat, msg.get("seconds"))
             else:
-                return await hub.advise(room, conn.seat)
+                return await hub.advise(room, conn.seat, conn.client)
+        except TooMany as exc:
+            return {"type": "error", "message": writable(str(exc)), "retry_after": exc.retry_after}
         except ValueError as exc:
-            return {"type": "error", "message": str(exc)}
+            return {"type": "error", "message": writable(str(exc))}
         hub.changed_room(room.id)
         return None
 
     routes = [
         Route("/", page),
         Route("/api/options", options),
-        Route("/api/rooms", rooms, methods=["GET", "POST"]),
+        Route("/api/rooms", rooms, methods=["GET"]),
+        Route("/api/rooms", create, methods=["POST"]),
         Route("/api/rooms/{room}/record", record),
         Route("/api/rooms/{room}/records.jsonl", records),
         Route("/api/rooms/{room}/replay", room_replay),

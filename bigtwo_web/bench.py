@@ -29,6 +29,15 @@ from typing import Any
 
 MAX_ROOMS = 400
 MAX_SECONDS = 120.0
+# one scripted client makes every room and keeps every match (the check reads them all back)
+BENCH_LIMITS = (
+    f"rooms_per_minute={MAX_ROOMS}",
+    f"rooms_per_client={MAX_ROOMS}",
+    "sockets_per_client=100000",
+    "connections_per_client=100000",
+    "matches_per_room=1000000",
+    "matches_total=100000000",
+)
 
 
 class Client:
@@ -115,6 +124,7 @@ def bench_once(rooms: int, seconds: float, agent: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.sqlite"
         cmd = [sys.executable, "-m", "bigtwo.cli", "serve", "--port", "0", "--db", str(db), "--pace", "0"]
+        cmd += [part for item in BENCH_LIMITS for part in ("--limit", item)]
         proc = subprocess.Popen([*cmd, "--away-timeout", "3600"], stdout=subprocess.PIPE, text=True)
         try:
             line = proc.stdout.readline() if proc.stdout else ""
@@ -126,7 +136,7 @@ def bench_once(rooms: int, seconds: float, agent: str) -> dict[str, Any]:
             proc.communicate(timeout=60)
         store = Store(db)
         counts = store.play_counts()
-        stored = store.rooms()
+        stored = store.rooms(every_match=True)
         by_room = {r.id: r for r in stored}
         gaps = sum(1 for n, lo, hi in counts.values() if lo != 0 or hi != n - 1)
         replayed = [Room.restore(r, lambda spec, v: make_agent(spec, v, seed=0), None, time.monotonic) for r in stored]

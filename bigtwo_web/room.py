@@ -39,6 +39,7 @@ bigtwo.web.room.RoomError: not your turn: seat 3 (player 1) is to act, you are s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
@@ -72,7 +73,7 @@ MAX_TURN = 3600.0
 MAX_GAMES = 100  # games a web room's match may have (every state message carries the match's games)
 MAX_DESCRIPTION = 500  # characters of a variant's description (sent in every state message)
 MAX_NAME = 40  # characters of a seat's name
-MAX_KEPT = 20  # finished matches whose records a room keeps in memory
+MAX_KEPT = 20  # finished matches whose records a room keeps (the default of bigtwo serve --limit matches_per_room)
 # the agents a web seat may have and the options it may set on them, as their declarations say
 # (bigtwo.agents.registry: each option's web caps, e.g. the budget of one move, are declared there too)
 AGENT_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -123,6 +124,7 @@ def check_agent(spec: Any, files: Mapping[str, Any] = {}) -> str:  # noqa: B006 
         name, options = split_spec(spec)
     except ValueError as exc:
         raise RoomError(str(exc)) from None
+    check_unicode(options, f"agent {spec!r}")  # option values are YAML: "weights=\"\\ud800\"" decodes to a surrogate
     name = name.strip().lower()
     if name not in AGENT_OPTIONS:
         raise RoomError(
@@ -146,6 +148,35 @@ def check_text(value: Any, what: str, most: int) -> str:
         raise RoomError(f"{what} must be text, got {value!r}")
     if len(value) > most:
         raise RoomError(f"{what} may have at most {most} characters, got {len(value)}")
+    return check_unicode(value, what)
+
+
+def check_unicode(value: Any, what: str) -> Any:
+    """``value`` if every text in it (keys and values of dicts, items of lists and tuples, at any
+    depth) is one UTF-8 can write; ``RoomError`` naming ``what`` for a lone surrogate, which JSON
+    and YAML escapes decode to and which no page, log or socket can carry. Checked on what a
+    request decodes to (YAML inside JSON, an agent's options), not only on its raw text.
+
+    >>> check_unicode({"name": "café", "seats": ["ok"]}, "the room")["name"]
+    'café'
+    >>> check_unicode({"name": chr(0xD800)}, "the variant")
+    Traceback (most recent call last):
+    bigtwo.web.room.RoomError: the variant: text must be valid Unicode (no lone surrogates), got '\\ud800'
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = item.encode("utf-8", "backslashreplace").decode("utf-8")
+                raise RoomError(f"{what}: text must be valid Unicode (no lone surrogates), got '{shown}'") from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
     return value
 
 
@@ -208,7 +239,7 @@ def room_setup(
             "a chosen seed fixes the deal, which the creator would know: only a room with at most one person "
             "may choose it (leave seed out to deal at random)"
         )
-    return Room.setup_for(
+    setup = Room.setup_for(
         variant,
         seats,
         names=body.get("names"),
@@ -218,6 +249,7 @@ def room_setup(
         stand_in=default_agent(variant),
         seed=seed,
     )
+    return check_unicode(setup, "the room")  # every text as decoded (YAML's escapes too), stored and shown later
 
 
 @dataclass
@@ -272,12 +304,14 @@ class Room:
     agents: AgentSource
     store: Store | None = None
     clock: Callable[[], float] = time.monotonic
+    keep: int = MAX_KEPT  # finished matches whose records the room keeps
     seats: list[Seat] = field(init=False)
     variant: Variant = field(init=False)
     game: Game = field(init=False)
     match: int = field(init=False, default=0)
     moves: list[Move] = field(init=False, default_factory=list)
-    finished: dict[int, dict[str, Any]] = field(init=False, default_factory=dict)  # the last MAX_KEPT matches' records
+    # the last ``keep`` finished matches' records; ``None``: the store has it (read when asked for)
+    finished: dict[int, dict[str, Any] | None] = field(init=False, default_factory=dict)
     last_change: float = field(init=False, default=0.0)
     spectators: int = field(init=False, default=0)
 
@@ -352,21 +386,32 @@ class Room:
         }
 
     @property
+    def attended(self) -> bool:
+        """Whether a person is connected to one of the room's seats (its agents' plays come first)."""
+        return any(s.person and s.connections for s in self.seats)
+
+    @property
     def watch(self) -> bool:
         """A watch room: agents only."""
         return not any(s.person for s in self.seats)
 
     def new_match(self, seed: int | None = None) -> None:
-        """Deal a new match (from ``seed``, else fresh entropy) and store its start."""
-        if self.match:
-            self.finished[self.match] = self._record_of(self.game, self.match)
-            for old in sorted(self.finished)[:-MAX_KEPT]:
+        """Deal a new match (from ``seed``, else fresh entropy) and store its start, with the
+        finished one's record and the trimming of the room's history in the same transaction."""
+        self._deal(seed, self._record_of(self.game, self.match) if self.match else None)
+
+    def _deal(self, seed: int | None, record: dict[str, Any] | None = None) -> None:
+        """Deal match ``match + 1``; ``record``: the finished match's, kept (see ``new_match``)."""
+        game = Game(self.variant, seed=seed)
+        if self.store is not None:
+            self.store.add_match(self.id, self.match + 1, game.seed, finished=record, keep=self.keep)
+        if record is not None:
+            self.finished[self.match] = None if self.store is not None else record
+            for old in sorted(self.finished)[: max(0, len(self.finished) - self.keep)]:
                 del self.finished[old]
-        self.game = Game(self.variant, seed=seed)
+        self.game = game
         self.match += 1
         self.moves = []
-        if self.store is not None:
-            self.store.add_match(self.id, self.match, self.game.seed)
         self.last_change = self.clock()
 
     def next_match(self, seat: int | None) -> None:
@@ -378,17 +423,44 @@ class Room:
         self.new_match()
 
     @classmethod
-    def restore(cls, stored: StoredRoom, agents: AgentSource, store: Store | None, clock: Callable[[], float]) -> Room:
-        """A stored room rebuilt where it stood: each match replayed through the engine."""
-        room = cls(stored.id, {**stored.setup, "start": False}, agents, None, clock)
-        for number, seed, plays in stored.matches:
-            room.new_match(seed)
+    def restore(
+        cls,
+        stored: StoredRoom,
+        agents: AgentSource,
+        store: Store | None,
+        clock: Callable[[], float],
+        keep: int = MAX_KEPT,
+    ) -> Room:
+        """A stored room rebuilt where it stood: the matches stored as plays replayed through the
+        engine (its current one; every one of a file of an earlier version, whose finished
+        matches' records are then stored), the finished ones kept as records in the store. A
+        room stored without a match (none is, since creating one is one transaction) gets its
+        first match now."""
+        room = cls(stored.id, {**stored.setup, "start": False}, agents, None, clock, keep)
+        room.finished = {n: None for n in stored.kept[-keep:]} if store is not None else {}
+        earlier: list[int] = []
+        for i, (number, seed, plays) in enumerate(stored.matches):
+            if i:  # the one before was finished: its record goes to ``finished``
+                earlier.append(room.match)
+                room.new_match(seed)
+            else:
+                room.match = number - 1
+                room._deal(seed)
             room.match = number
             for p in plays:
                 if p.seq != len(room.moves) or p.seat != room.to_act:
                     raise ValueError(f"room {stored.id} match {number}: stored play {p.seq} does not follow the game")
                 room._apply(p.seat, room.game.encode(p.cards), p.by)
         room.store = store
+        if store is not None:
+            for number in earlier:  # an earlier version's finished match: its record stored now, once
+                record = room.finished.get(number)
+                if record is not None:
+                    store.archive(stored.id, number, record, keep=keep)
+                    room.finished[number] = None
+        if not stored.matches:
+            room.match = max(stored.kept, default=0)
+            room._deal(stored.setup.get("seed") if not stored.kept else None)
         return room
 
     # ------------------------------------------------------------ seats and links
@@ -650,19 +722,25 @@ class Room:
         if not 1 <= match <= self.match:
             raise RoomError(f"room {self.id} has matches 1..{self.match}, not {match}")
         if match < self.match:
-            if match not in self.finished:
+            record = self.finished.get(match)
+            if record is None and match in self.finished and self.store is not None:
+                record = self.store.record(self.id, match)
+            if record is None:
                 raise RoomError(
-                    f"room {self.id} keeps the records of its last {MAX_KEPT} matches; match {match} is older"
+                    f"room {self.id} keeps the records of its last {self.keep} matches; match {match} is older"
                 )
-            return self.finished[match]
+            return record
         if not self.game.is_over:
             raise RoomError(f"match {match} is still being played; its record (every hand) is shown once it is over")
         return self._record_of(self.game, match)
 
     def finished_records(self) -> list[dict[str, Any]]:
-        """The records of the finished matches the room keeps (its last ``MAX_KEPT``, oldest
-        first), the current match's too once it is over; never one still being played."""
-        out = [self.finished[m] for m in sorted(self.finished)]
+        """The records of the finished matches the room keeps (its last ``keep``, oldest first),
+        the current match's too once it is over; never one still being played."""
+        out = []
+        for m in sorted(self.finished):
+            with contextlib.suppress(RoomError):  # deleted from the store meanwhile (its history bound)
+                out.append(self.record(m))
         if self.match and self.game.is_over:
             out.append(self._record_of(self.game, self.match))
         return out

@@ -6,35 +6,95 @@ open ones, the rooms' drivers stop, and the SQLite file is checkpointed and clos
 play is committed before anyone hears of it, the file is consistent at any moment, and the next
 start resumes every room where it stood. The command then exits with status 0.
 
-Seat tokens travel in URLs (``/?room=ID&token=T``, ``/ws/ID?token=T``): the access log and the
-websocket log lines show them as ``token=...``, never the token itself.
+Seat tokens travel in URLs (``/?room=ID&token=T``, ``/ws/ID?token=T``): every log line, at every
+level (``--log-level trace`` prints each request's whole ASGI scope), shows them as
+``token=...``, never the token itself.
+
+**Limits and timeouts** (``bigtwo.web.limits``; ``--limit NAME=VALUE``): per-client limits in the
+app, and in the connections themselves (``bigtwo.web.door``) timeouts on slow and idle ones and a
+cap on how many, kept under the process's open-file limit (raised to its hard limit where that
+is needed and allowed). **Behind a reverse proxy**, name it with ``--proxy ADDR`` (repeatable):
+then, and only then, ``X-Forwarded-For`` from that address says who the client is; the proxy
+should time out slow clients and cap connections itself, since every request reaches this
+server from the proxy's address.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import logging
 import re
 import signal
 import socket
+import sys
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
+from bigtwo.web.limits import Limits
 from bigtwo.web.room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN
 
 DEFAULT_DB = "bigtwo-web.sqlite"
 MAX_WS_FRAME = 64 * 1024  # bytes of one websocket message uvicorn reads (the app allows far less)
-_TOKEN = re.compile(r"(token=)[^&\s\"']+")
+FILE_HEADROOM = 64  # open files kept for the store, the logs and the listening socket beside connections
+_TOKEN = re.compile(r"(token=)[^&\s\"'\\]+")
 
 
 class HideTokens(logging.Filter):
-    """Writes ``token=...`` for every seat token in a log line (uvicorn's access and websocket lines)."""
+    """Writes ``token=...`` for every seat token in a log line: the line is formatted (its
+    arguments whatever their type: a scope dict, bytes) and the tokens taken out of the text."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(_TOKEN.sub(r"\1...", a) if isinstance(a, str) else a for a in record.args)
-        if isinstance(record.msg, str):
-            record.msg = _TOKEN.sub(r"\1...", record.msg)
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a line that cannot be formatted is left to logging's own report
+            return True
+        clean = _TOKEN.sub(r"\1...", text)
+        if clean != text or record.args:
+            record.msg, record.args = clean, None
         return True
+
+
+def hide_tokens() -> None:
+    """``HideTokens`` on every log handler there is (uvicorn's included: they are set up by then),
+    so that no line of any logger at any level reaches a stream with a token in it."""
+    hide = HideTokens()
+    loggers = [
+        logging.getLogger(),
+        *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)),
+    ]
+    handlers = [h for logger in loggers for h in logger.handlers]
+    if logging.lastResort is not None:  # what a logger without handlers writes to
+        handlers.append(logging.lastResort)
+    for handler in handlers:
+        if not any(isinstance(f, HideTokens) for f in handler.filters):
+            handler.addFilter(hide)
+
+
+def open_files(connections: int) -> int:
+    """The connections the server may hold under the open-file limit: the soft limit is raised
+    (to the hard one at most) to fit ``connections`` and ``FILE_HEADROOM``; else fewer."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return connections
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = connections + FILE_HEADROOM
+    if soft != resource.RLIM_INFINITY and soft < want:
+        high = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (high, hard))
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and soft < want:
+        fit = max(1, soft - FILE_HEADROOM)
+        print(
+            f"bigtwo serve: the open-file limit is {soft}: at most {fit} connections at once (not {connections})",
+            file=sys.stderr,
+            flush=True,
+        )
+        return fit
+    return connections
 
 
 def agent_files(paths: Iterable[str | Path]) -> dict[str, Path]:
@@ -76,18 +136,29 @@ def serve(
     room_ttl: float | None = None,
     agent_paths: Iterable[str | Path] = (),
     allow_hosts: Iterable[str] = (),
+    limits: Iterable[str] | Limits = (),
+    proxies: Iterable[str] = (),
 ) -> int:
-    """Run the server until SIGTERM or Ctrl-C; see the module docstring."""
+    """Run the server until SIGTERM or Ctrl-C; see the module docstring. ``limits``: ``NAME=VALUE``
+    items (``--limit``) or a ``Limits``; ``proxies``: the reverse proxies' addresses (``--proxy``)."""
     try:
         import uvicorn
 
         from bigtwo.web.app import create_app
+        from bigtwo.web.door import door_protocol
     except ImportError as exc:
         raise ValueError(f"bigtwo serve needs the web extra ({exc}): pip install 'bigtwo[web]'") from None
     if not 0 <= port <= 65535:
         raise ValueError(f"--port must be 0..65535, got {port}")
     if room_ttl is not None and not room_ttl > 0:
         raise ValueError(f"--room-ttl must be a positive number of seconds, got {room_ttl}")
+    limits = limits if isinstance(limits, Limits) else Limits.parse(limits)
+    proxies = [p.strip() for p in proxies if p.strip()]
+    for proxy in proxies:
+        try:
+            ipaddress.ip_address(proxy)
+        except ValueError:
+            raise ValueError(f"--proxy {proxy!r}: give the proxy's IP address (such as 127.0.0.1)") from None
     app = create_app(
         db,
         pace=pace,
@@ -96,6 +167,7 @@ def serve(
         room_ttl=room_ttl,
         agent_files=agent_files(agent_paths),
         allow_hosts=allow_hosts,
+        limits=limits,
     )
     sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
@@ -103,13 +175,16 @@ def serve(
     config = uvicorn.Config(
         app,
         log_level=log_level,
+        http=door_protocol(replace(limits, connections=open_files(limits.connections)), proxies),
         ws="websockets-sansio",
         ws_max_size=MAX_WS_FRAME,
         lifespan="on",
         timeout_graceful_shutdown=5,
+        timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type] - seconds, a float works
+        proxy_headers=bool(proxies),  # X-Forwarded-For is believed from a named proxy only
+        forwarded_allow_ips=proxies or None,
     )
-    for name in ("uvicorn.access", "uvicorn.error"):
-        logging.getLogger(name).addFilter(HideTokens())
+    hide_tokens()
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:

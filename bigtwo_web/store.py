@@ -3,18 +3,26 @@ lost on a restart.
 
 | table | one row per | columns |
 |---|---|---|
-| ``rooms`` | room | ``id``, ``created`` (epoch seconds), ``setup`` (JSON: variant settings, seats with their tokens' hashes, pace, away time) |
-| ``matches`` | match of a room | ``room``, ``number`` (1, 2, ...), ``seed``, ``started`` |
+| ``rooms`` | room | ``id``, ``created`` (epoch seconds), ``setup`` (JSON: variant settings, seats with their tokens' hashes, pace, away time), ``creator`` (a hash of the creating client's address: its live rooms count against its limit across restarts) |
+| ``matches`` | match of a room | ``room``, ``number`` (1, 2, ...), ``seed``, ``started``, ``record`` (the finished match's game record as JSON, written when the next match starts; ``NULL`` for the match being played) |
 | ``plays`` | turn of a match | ``room``, ``match``, ``seq`` (0, 1, ... within the match), ``seat``, ``cards`` (``"3C 3D"``, ``"pass"``), ``by`` (``person``, ``agent``, ``stand-in``), ``at`` |
 
 Each write is one transaction, committed before anyone is told of it, so the file is consistent
-whenever the server stops; ``(room, match, seq)`` is the primary key, so a play can never be
-stored twice. The journal is WAL (readers do not block the writer). A restarted server reads
-every room back and replays each match's plays through the engine (``bigtwo.web.room``).
+whenever the server stops, even by ``kill -9``: a new room is stored with its first match
+(``add_room``), a finished match's record with the next match's start and the trimming of the
+room's history (``add_match``). ``(room, match, seq)`` is the primary key, so a play can never be
+stored twice. The journal is WAL (readers do not block the writer).
+
+**Bounded history, bounded start-up.** ``add_match(keep=N)`` keeps a room's last ``N`` finished
+matches and deletes older ones with their plays; ``prune(total)`` keeps the newest ``total``
+finished matches of the whole file. A restarted server reads each room's set-up and the plays of
+its current match only (``load``), whatever the history: finished matches are records, read when
+asked for (``record``).
 
 The file holds no seat's token, only its SHA-256 (``add_room`` drops the set-up's plain
 ``tokens``), and is made readable by its owner only (mode 0600, with its WAL and shared-memory
 files). ``delete_room`` forgets a room and everything played in it (the expiry of idle rooms).
+Files of earlier versions gain the new columns when opened.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +40,15 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS rooms (
     id TEXT PRIMARY KEY,
     created REAL NOT NULL,
-    setup TEXT NOT NULL
+    setup TEXT NOT NULL,
+    creator TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS matches (
     room TEXT NOT NULL REFERENCES rooms(id),
     number INTEGER NOT NULL,
     seed TEXT NOT NULL,  -- text: a seed may pass SQLite's signed 64-bit integers
     started REAL NOT NULL,
+    record TEXT,  -- the finished match's game record (JSON); NULL while it is the room's current match
     PRIMARY KEY (room, number)
 );
 CREATE TABLE IF NOT EXISTS plays (
@@ -53,6 +63,7 @@ CREATE TABLE IF NOT EXISTS plays (
     FOREIGN KEY (room, match) REFERENCES matches(room, number)
 );
 """
+ADDED = {"rooms": {"creator": "TEXT NOT NULL DEFAULT ''"}, "matches": {"record": "TEXT"}}  # columns of later versions
 
 
 @dataclass(frozen=True)
@@ -68,13 +79,17 @@ class StoredPlay:
 
 @dataclass(frozen=True)
 class StoredRoom:
-    """A room as stored: its set-up and each match's seed and plays, oldest first."""
+    """A room as stored: its set-up, the matches to replay (each ``(number, seed, plays)``, oldest
+    first: the current one, or every one with ``load(..., every_match=True)``) and the numbers
+    of its finished matches kept as records (``kept``)."""
 
     id: str
     created: float
     setup: dict[str, Any]
     matches: list[tuple[int, int, list[StoredPlay]]]  # (number, seed, plays)
     last: float = 0.0  # epoch seconds of its last stored change (set-up, match or play)
+    creator: str = ""
+    kept: list[int] = field(default_factory=list)  # finished matches whose records are stored
 
 
 class Store:
@@ -90,6 +105,7 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        self._migrate()
         self.private()
 
     def private(self) -> None:
@@ -100,14 +116,36 @@ class Store:
             with contextlib.suppress(FileNotFoundError):
                 os.chmod(self.path + suffix, 0o600)
 
-    def add_room(self, room_id: str, setup: dict[str, Any], created: float | None = None) -> None:
-        """Store a new room's set-up, without its plain ``tokens``."""
+    def _migrate(self) -> None:
+        """Add the columns of later versions to a file an earlier version wrote."""
+        for table, columns in ADDED.items():
+            have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            for name, kind in columns.items():
+                if name not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
+    def add_room(
+        self,
+        room_id: str,
+        setup: dict[str, Any],
+        created: float | None = None,
+        creator: str = "",
+        first_seed: int | None = None,
+    ) -> None:
+        """Store a new room's set-up, without its plain ``tokens``, and with ``first_seed`` its
+        first match too, in one transaction (a room is never stored without its match)."""
         kept = {k: v for k, v in setup.items() if k != "tokens"}
+        now = time.time() if created is None else created
         with self.db:
             self.db.execute(
-                "INSERT INTO rooms (id, created, setup) VALUES (?, ?, ?)",
-                (room_id, time.time() if created is None else created, json.dumps(kept)),
+                "INSERT INTO rooms (id, created, setup, creator) VALUES (?, ?, ?, ?)",
+                (room_id, now, json.dumps(kept), creator),
             )
+            if first_seed is not None:
+                self.db.execute(
+                    "INSERT INTO matches (room, number, seed, started) VALUES (?, 1, ?, ?)",
+                    (room_id, str(first_seed), now),
+                )
 
     def delete_room(self, room_id: str) -> None:
         """Forget a room: its set-up, matches and plays, in one transaction."""
@@ -116,13 +154,59 @@ class Store:
             self.db.execute("DELETE FROM matches WHERE room = ?", (room_id,))
             self.db.execute("DELETE FROM rooms WHERE id = ?", (room_id,))
 
-    def add_match(self, room_id: str, number: int, seed: int) -> None:
-        """Store the start of a room's match ``number`` dealt from ``seed``."""
+    def add_match(
+        self,
+        room_id: str,
+        number: int,
+        seed: int,
+        finished: dict[str, Any] | None = None,
+        keep: int | None = None,
+    ) -> None:
+        """Store the start of a room's match ``number`` dealt from ``seed``, in one transaction
+        with ``finished``, the record of match ``number - 1``, and the deletion of the room's
+        finished matches before its last ``keep``."""
         with self.db:
+            if finished is not None:
+                self._archive(room_id, number - 1, finished)
             self.db.execute(
                 "INSERT INTO matches (room, number, seed, started) VALUES (?, ?, ?, ?)",
                 (room_id, number, str(seed), time.time()),
             )
+            if keep is not None:
+                self._forget(room_id, number - 1 - keep)
+
+    def archive(self, room_id: str, number: int, record: dict[str, Any], keep: int | None = None) -> None:
+        """Store the record of a room's finished match ``number`` (a file of an earlier version,
+        whose finished matches have none) and trim the room's history to ``keep`` matches."""
+        with self.db:
+            self._archive(room_id, number, record)
+            if keep is not None:
+                self._forget(room_id, number - keep)
+
+    def _archive(self, room_id: str, number: int, record: dict[str, Any]) -> None:
+        self.db.execute(
+            "UPDATE matches SET record = ? WHERE room = ? AND number = ?", (json.dumps(record), room_id, number)
+        )
+
+    def _forget(self, room_id: str, through: int) -> None:
+        """Delete the room's matches numbered ``through`` and below, with their plays."""
+        if through >= 1:
+            self.db.execute("DELETE FROM plays WHERE room = ? AND match <= ?", (room_id, through))
+            self.db.execute("DELETE FROM matches WHERE room = ? AND number <= ?", (room_id, through))
+
+    def prune(self, total: int) -> list[tuple[str, int]]:
+        """Keep the newest ``total`` finished matches of the whole file, deleting older ones with
+        their plays (never a room's current match); the ``(room, match)`` deleted."""
+        with self.db:
+            old = self.db.execute(
+                "SELECT room, number FROM matches WHERE record IS NOT NULL ORDER BY started DESC, room, number "
+                "LIMIT -1 OFFSET ?",
+                (max(0, total),),
+            ).fetchall()
+            for room_id, number in old:
+                self.db.execute("DELETE FROM plays WHERE room = ? AND match = ?", (room_id, number))
+                self.db.execute("DELETE FROM matches WHERE room = ? AND number = ?", (room_id, number))
+        return [(str(r), int(n)) for r, n in old]
 
     def add_play(self, room_id: str, match: int, seq: int, seat: int, cards: str, by: str) -> None:
         """Store one turn; ``sqlite3.IntegrityError`` if that ``seq`` is stored already."""
@@ -132,22 +216,41 @@ class Store:
                 (room_id, match, seq, seat, cards, by, time.time()),
             )
 
-    def rooms(self) -> list[StoredRoom]:
-        """Every stored room with its matches and plays, oldest room first."""
-        out = []
-        for room_id, created, setup in self.db.execute("SELECT id, created, setup FROM rooms ORDER BY created, id"):
-            out.append(self.room(room_id, created, json.loads(setup)))
-        return out
+    def record(self, room_id: str, number: int) -> dict[str, Any] | None:
+        """The stored record of a room's finished match, ``None`` if it has none (any more)."""
+        row = self.db.execute(
+            "SELECT record FROM matches WHERE room = ? AND number = ? AND record IS NOT NULL", (room_id, number)
+        ).fetchone()
+        return None if row is None else json.loads(row[0])
 
-    def room(self, room_id: str, created: float, setup: dict[str, Any]) -> StoredRoom:
-        """One stored room (see ``rooms``)."""
-        matches = []
+    def room_ids(self) -> list[str]:
+        """Every stored room's id, oldest room first."""
+        return [r[0] for r in self.db.execute("SELECT id FROM rooms ORDER BY created, id")]
+
+    def rooms(self, every_match: bool = False) -> list[StoredRoom]:
+        """Every stored room (``load``), oldest first; a room that cannot be read raises."""
+        return [self.load(room_id, every_match) for room_id in self.room_ids()]
+
+    def load(self, room_id: str, every_match: bool = False) -> StoredRoom:
+        """One stored room: its set-up and the plays of the matches that have no record (its
+        current one), or of ``every_match``; ``ValueError`` (or ``KeyError``) if it cannot be read."""
+        row = self.db.execute("SELECT created, setup, creator FROM rooms WHERE id = ?", (room_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no room {room_id!r} in the file")
+        created, setup_text, creator = row
+        setup = json.loads(setup_text)
+        if not isinstance(setup, dict):
+            raise ValueError(f"room {room_id}: its set-up is not a JSON object")
+        matches, kept = [], []
         last = float(created)
         rows = self.db.execute(
-            "SELECT number, seed, started FROM matches WHERE room = ? ORDER BY number", (room_id,)
+            "SELECT number, seed, started, record IS NOT NULL FROM matches WHERE room = ? ORDER BY number", (room_id,)
         ).fetchall()
-        for number, seed, started in rows:
+        for number, seed, started, archived in rows:
             last = max(last, float(started))
+            if archived and not every_match:
+                kept.append(int(number))
+                continue
             plays = [
                 StoredPlay(*row)
                 for row in self.db.execute(
@@ -157,7 +260,7 @@ class Store:
             ]
             matches.append((int(number), int(seed), plays))
             last = max([last, *(p.at for p in plays)])
-        return StoredRoom(room_id, float(created), setup, matches, last)
+        return StoredRoom(room_id, float(created), setup, matches, last, str(creator), kept)
 
     def play_counts(self) -> dict[tuple[str, int], tuple[int, int, int]]:
         """``(room, match) -> (plays, lowest seq, highest seq)``: what the load benchmark checks."""

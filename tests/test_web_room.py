@@ -325,7 +325,8 @@ def test_bad_messages_get_errors_and_change_nothing(server: Server) -> None:
             (json.dumps({"type": "shout"}), "unknown message type"),
             (json.dumps([1, 2]), "unknown message type"),
             (json.dumps({"type": "play"}), "needs 'cards'"),
-            (json.dumps({"type": "play", "cards": "2S 3D 4H"}), "not a play|not in hand"),
+            (json.dumps({"type": "play", "cards": "pass"}), "needs 'seq'"),
+            (json.dumps({"type": "play", "cards": "2S 3D 4H", "seq": state["seq"]}), "not a play|not in hand"),
             (json.dumps({"type": "play", "cards": "pass", "seq": state["seq"] - 1}), "match is at play"),
             ("x" * 5000, "at most"),
         ]:

@@ -31,6 +31,8 @@ def _serve(args: argparse.Namespace) -> int:
         room_ttl=args.room_ttl,
         agent_paths=args.agent_file,
         allow_hosts=args.allow_host,
+        limits=args.limit,
+        proxies=args.proxy,
     )
 
 
@@ -87,6 +89,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NAME",
         help="a host name the server answers to besides IP addresses, localhost and this machine's name; repeat for more",
+    )
+    p.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a per-client limit, timeout or history bound, such as rooms_per_minute=10 or header_timeout=10; "
+        "repeat for more (the names and defaults: docs/web.md, bigtwo.web.limits)",
+    )
+    p.add_argument(
+        "--proxy",
+        action="append",
+        default=[],
+        metavar="ADDR",
+        help="the IP address of a reverse proxy in front of the server: X-Forwarded-For from it names the client "
+        "(never believed otherwise); repeat for more",
     )
     p.add_argument("--log-level", default="warning", help="uvicorn's log level (default warning)")
     p.add_argument(

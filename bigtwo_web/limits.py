@@ -1,0 +1,166 @@
+"""The web table's limits: what one client may hold or ask for, the timeouts at the door and the
+bounds on history, so that no client can fill the server or starve the others.
+
+A client is the address a connection comes from; behind a reverse proxy named with ``bigtwo
+serve --proxy ADDR``, the address that proxy gives in ``X-Forwarded-For``. The server knows a
+client by a hash of that address (``client_id``), which is also what the store keeps of a room's
+creator, so a client's rooms count against its limit across restarts. A request over a per-client
+limit is refused with HTTP 429 and a ``Retry-After`` header (a websocket before its handshake,
+the same way; a coach request on an open socket with an ``error`` message that has
+``retry_after``), before anything is built. Every limit is set with ``bigtwo serve --limit
+NAME=VALUE`` (repeatable):
+
+| name | default | what |
+|---|---|---|
+| ``rooms_per_minute`` | 10 | rooms one client may create (or try to: a refused form counts) in any 60 seconds |
+| ``rooms_per_client`` | 40 | rooms one client's creations may hold at once (of the server's 1,000) |
+| ``agents_per_client`` | 6 | custom agents (options, or rules no shipped variant has) one client's rooms may hold; plain agents of shipped variants are always buildable |
+| ``sockets_per_seat`` | 4 | websockets open on one seat |
+| ``sockets_per_room`` | 32 | websockets open on one room (seats and spectators) |
+| ``sockets_per_client`` | 64 | websockets one client may hold open |
+| ``replays_per_client`` | 2 | replays one client may have running at once (of the server's 16) |
+| ``coach_per_client`` | 2 | coach positions one client may have being ranked at once |
+| ``connections`` | 512 | TCP connections the server holds at once (HTTP and websockets; also kept under the open-file limit) |
+| ``connections_per_client`` | 64 | TCP connections from one address (not applied to the ``--proxy``) |
+| ``header_timeout`` | 10 | seconds a connection has to send a request's headers, from opening or from its last response |
+| ``body_timeout`` | 30 | seconds a request has to send its body |
+| ``keep_alive`` | 5 | seconds an idle keep-alive connection is kept between requests |
+| ``replay_timeout`` | 300 | seconds a replay may run before it is stopped (HTTP 503) |
+| ``matches_per_room`` | 20 | finished matches whose records a room keeps (older ones are deleted, with their plays) |
+| ``matches_total`` | 20000 | finished matches the whole file keeps (the oldest deleted first) |
+
+>>> Limits.parse(["rooms_per_minute=30", "body_timeout=2.5"]).rooms_per_minute
+30
+>>> Limits.parse(["rooms=3"])
+Traceback (most recent call last):
+ValueError: --limit 'rooms=3': unknown limit 'rooms'; limits are: agents_per_client, body_timeout, coach_per_client, connections, connections_per_client, header_timeout, keep_alive, matches_per_room, matches_total, replay_timeout, replays_per_client, rooms_per_client, rooms_per_minute, sockets_per_client, sockets_per_room, sockets_per_seat
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+
+from bigtwo.web.room import MAX_KEPT, RoomError
+
+WINDOW = 60.0  # seconds of the rate limits' window
+RETRY_COUNT = 30  # seconds a refusal by a count (rooms, sockets, agents held) says to wait
+
+
+class TooMany(RoomError):
+    """A request over a limit (HTTP 429): the message says which limit, ``retry_after`` (seconds)
+    when trying again may succeed."""
+
+    def __init__(self, message: str, retry_after: float = RETRY_COUNT) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, math.ceil(retry_after))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The server's limits; see the module docstring for each."""
+
+    rooms_per_minute: int = 10
+    rooms_per_client: int = 40
+    agents_per_client: int = 6
+    sockets_per_seat: int = 4
+    sockets_per_room: int = 32
+    sockets_per_client: int = 64
+    replays_per_client: int = 2
+    coach_per_client: int = 2
+    connections: int = 512
+    connections_per_client: int = 64
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keep_alive: float = 5.0
+    replay_timeout: float = 300.0
+    matches_per_room: int = MAX_KEPT
+    matches_total: int = 20000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            whole = f.type in (int, "int")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
+                raise ValueError(f"limit {f.name} must be a positive {'integer' if whole else 'number'}, got {value!r}")
+            if whole and int(value) != value:
+                raise ValueError(f"limit {f.name} must be a positive integer, got {value!r}")
+
+    @classmethod
+    def parse(cls, items: Iterable[str], base: Limits | None = None) -> Limits:
+        """``base`` (the defaults) with ``NAME=VALUE`` items (``bigtwo serve --limit``) applied;
+        ``ValueError`` naming an unknown limit or a bad value."""
+        types = {f.name: f.type for f in fields(cls)}
+        changes: dict[str, float | int] = {}
+        for item in items:
+            name, sep, text = item.partition("=")
+            name = name.strip()
+            if not sep or name not in types:
+                why = f"unknown limit {name!r}" if sep else "write NAME=VALUE"
+                raise ValueError(f"--limit {item!r}: {why}; limits are: {', '.join(sorted(types))}")
+            whole = types[name] in (int, "int")
+            try:
+                changes[name] = int(text) if whole else float(text)
+            except ValueError:
+                raise ValueError(
+                    f"--limit {item!r}: {name} must be a positive {'integer' if whole else 'number'}"
+                ) from None
+        return replace(base or cls(), **changes)
+
+
+def client_id(address: str) -> str:
+    """What the server keeps of a client's address: a short hash (the same across restarts)."""
+    return hashlib.sha256(f"bigtwo-client\n{address}".encode("utf-8", "backslashreplace")).hexdigest()[:16]
+
+
+class Rate:
+    """At most ``most`` events per client in any ``window`` seconds (a sliding window)."""
+
+    def __init__(self, most: int, window: float = WINDOW, clock: Callable[[], float] = time.monotonic) -> None:
+        self.most = most
+        self.window = window
+        self.clock = clock
+        self._times: dict[str, deque[float]] = {}
+
+    def take(self, client: str, what: str) -> None:
+        """Count one event of ``client``; ``TooMany`` (counting nothing) if it has had ``most``
+        in the window already."""
+        now = self.clock()
+        times = self._times.setdefault(client, deque())
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        if len(times) >= self.most:
+            raise TooMany(
+                f"{what}: at most {self.most} every {self.window:g} seconds from one client",
+                times[0] + self.window - now,
+            )
+        times.append(now)
+        if len(self._times) > 10_000:  # forget clients whose window is empty
+            self._times = {c: t for c, t in self._times.items() if t and t[-1] > now - self.window}
+
+
+class Held:
+    """How many of something each client holds at once (replays running, coach positions)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    @contextmanager
+    def hold(self, client: str, most: int, what: str, retry_after: float = 5.0) -> Iterator[None]:
+        """Hold one for ``client`` while the block runs; ``TooMany`` if it holds ``most`` already."""
+        if self.counts.get(client, 0) >= most:
+            raise TooMany(f"{what}: at most {most} at once from one client", retry_after)
+        self.counts[client] = self.counts.get(client, 0) + 1
+        try:
+            yield
+        finally:
+            left = self.counts[client] - 1
+            if left:
+                self.counts[client] = left
+            else:
+                del self.counts[client]
