@@ -150,7 +150,8 @@ def _strong(variant: Variant, seed: int | None, options: dict[str, Any]) -> Agen
                 "(or leave network out for the shipped one)"
             )
     pretrained.need_torch()
-    policy = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **options)
+    # Any: a trained agent (bigtwo.train's PolicyAgent, above this layer), with scores_threads and provenance
+    policy: Any = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **options)
     if network_only:
         policy.name = pretrained.NETWORK_ONLY
         return policy

@@ -41,7 +41,7 @@ import ipaddress
 import json
 import re
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -221,7 +221,7 @@ def create_app(
     hub = Hub(Store(db), pace, away_timeout, turn_timeout, agent_files=agent_files, **kw)
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         hub.load()
         hub.start()
         yield

@@ -334,9 +334,10 @@ def _parse_tiers(source: str, value: Any) -> tuple[tuple[int, float], ...]:
         raise _fail(source, "tiers", value, allowed)
     out: list[tuple[int, float]] = []
     for item in value:
-        ok = isinstance(item, (list, tuple)) and len(item) == 2
-        cards, multiplier = item if ok else (None, None)
-        ok = ok and is_whole(cards) and 1 <= cards <= top_cards
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise _fail(source, "tiers", value, allowed)
+        cards, multiplier = item
+        ok = is_whole(cards) and 1 <= cards <= top_cards
         ok = ok and _is_number(multiplier) and 0 < multiplier <= top_mult
         if not ok or (out and cards <= out[-1][0]):
             raise _fail(source, "tiers", value, allowed)
