@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -46,6 +46,15 @@ if TYPE_CHECKING:
     from bigtwo.env.envs.game import Game
 
 Act = Callable[..., np.ndarray]
+
+
+class Scorer(Protocol):
+    """An agent that also ranks every legal play (the heuristic, a trained network): what a search
+    takes as its ``prior`` and the web table's coach asks."""
+
+    def scores(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
+        """(B, L) float: each row's legal plays, higher is better (padding below every play)."""
+        ...
 
 
 def _real(a: np.ndarray) -> bool:
@@ -151,7 +160,7 @@ def _checked(act: Act) -> Act:
     def checked_act(self: Agent, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
         return act(self, *self.check_inputs(obs, legal_ids, legal_counts))
 
-    checked_act.checks_inputs = True  # type: ignore[attr-defined]
+    checked_act.checks_inputs = True  # type: ignore[attr-defined]  # a mark on the function object
     return checked_act
 
 
@@ -180,7 +189,7 @@ class Agent:
         super().__init_subclass__(**kwargs)
         act = cls.__dict__.get("act")
         if act is not None and not getattr(act, "checks_inputs", False):
-            cls.act = _checked(act)  # type: ignore[method-assign]
+            cls.act = _checked(act)  # type: ignore[method-assign]  # the subclass's act, wrapped
         init = cls.__dict__.get("__init__")
         if init is not None and not getattr(init, "records_options", False):
             cls.__init__ = _recording(init)  # type: ignore[method-assign]

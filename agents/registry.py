@@ -180,7 +180,8 @@ def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
                 "(or leave network out for the shipped one)"
             )
     pretrained.need_torch()
-    policy = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **network_options)
+    # Any: a trained agent (bigtwo.train's PolicyAgent, above this layer), with scores_threads and provenance
+    policy: Any = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **network_options)
     if network_only:
         policy.name = pretrained.NETWORK_ONLY
         return policy

@@ -60,10 +60,11 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any, cast
 
 import numpy as np
 
-from bigtwo.agents.base import Agent
+from bigtwo.agents.base import Agent, Scorer
 from bigtwo.agents.heuristic import BIG, HeuristicAgent, Position, decide, new_work, weight_mix
 from bigtwo.env.checks import check_count, is_finite_number
 from bigtwo.env.engine import kernels
@@ -164,6 +165,7 @@ class SearchAgent(Agent):
     the prior's best play to replace it (``None``: the best mean wins; needs ``schedule="even"``)."""
 
     name = "search"
+    provenance: dict[str, Any] | None = None  # strong's: what made its prior's weights (set by the registry)
 
     def __init__(
         self,
@@ -186,7 +188,7 @@ class SearchAgent(Agent):
             raise ValueError(
                 f"prior must be an agent with a scores(obs, legal_ids, legal_counts) method, got {prior!r}"
             )
-        self.prior = prior
+        self.prior = cast("Scorer | None", prior)  # checked above: it has scores()
         if simulations is not None:
             simulations = check_count("simulations", simulations, "rollouts per move")
         if seconds is not None and not (is_finite_number(seconds) and seconds > 0):
@@ -348,19 +350,20 @@ class SearchAgent(Agent):
 
         budget = self._budget(int(left.sum()))
         if self.schedule == "halving":
+            assert budget is not None  # halving shares a number of simulations: __init__ refuses seconds with it
             best, means = self._halving(cands, deal, rollouts, budget)
         else:
             means, z = self._even(cands, deal, rollouts, budget, favourite)
             best = int(np.argmax(means))
-            if favourite >= 0:
-                beats = z > self.trust
+            if favourite >= 0 and z is not None and self.trust is not None:  # a favourite: trust given, z measured
+                beats = np.asarray(z > self.trust)
                 best = int(np.argmax(np.where(beats, means, -np.inf))) if beats.any() else favourite
         self.last_values = {int(a): float(v) for a, v in zip(cands, means, strict=True)}
         return int(cands[best])
 
     def _budget(self, in_hands: int) -> int | None:
         """Rollouts for a move with ``in_hands`` cards in all hands (``None``: a time budget)."""
-        if self.seconds is not None:
+        if self.seconds is not None or self.simulations is None:  # the second: never without the first
             return None
         if self.scale == "none" or in_hands <= 0:
             return int(self.simulations)

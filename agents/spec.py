@@ -143,14 +143,14 @@ class Option:
 
     def _takes(self, value: Any) -> bool:
         if self.kind == "count":
-            return is_whole(value) and value >= self.smallest
+            return bool(is_whole(value) and value >= self.smallest)
         if self.kind == "number":
-            return is_finite_number(value) and (value > self.smallest if self.above else value >= self.smallest)
+            return bool(is_finite_number(value) and (value > self.smallest if self.above else value >= self.smallest))
         if self.kind == "choice":
             return isinstance(value, str) and value in self.choices
         if self.kind == "text":
             return isinstance(value, str)
-        return isinstance(value, str) or (is_whole(value) and value >= 0)  # device
+        return isinstance(value, str) or bool(is_whole(value) and value >= 0)  # device
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ def connect(address: str) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    options = {"include_dashboard": False, "logging_level": logging.WARNING}
+    options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
     try:
         if address == "local":
             ray.init(**options)

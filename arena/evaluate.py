@@ -86,7 +86,7 @@ def evaluate(
             entries: list[Agent | str] = [agent, *others]
             workers = 1
         else:
-            entries = [agent] + [name] * (variant.players - 1)
+            entries = [agent, *[name] * (variant.players - 1)]
         res = run_tournament(variant, entries, deals=deals, seed=seed + i, workers=workers, progress=progress)
         me, opp = res.stats[0], res.stats[1:]
         results[name] = Evaluation(

@@ -66,9 +66,9 @@ def ladder_figure(ladder: Ladder) -> Figure:
     ranked = ladder.ranked()
     r = ladder.result
     fig, (ax,) = _figure(len(ranked))
-    rated = [s for s in ranked if s.rating is not None]
-    spans = [(Z95 * (s.rating_se or 0.0),) * 2 for s in rated]
-    _bars(ax, [s.name for s in rated], [float(s.rating) for s in rated], spans, "rating (Elo scale, ± 1.96 SE)")  # type: ignore[arg-type]
+    rated = [(s, s.rating) for s in ranked if s.rating is not None]
+    spans = [(Z95 * (s.rating_se or 0.0),) * 2 for s, _ in rated]
+    _bars(ax, [s.name for s, _ in rated], [float(r) for _, r in rated], spans, "rating (Elo scale, ± 1.96 SE)")
     ax.set_title(f"Ladder on {r.variant.name}: {r.deals:,} duplicate deals, {r.games:,} games", fontsize=10)
     return fig
 

@@ -36,13 +36,23 @@ each step, a prior > 0), and Hessian errors (``bootstrap=0``) are refused.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 
 ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per unit of theta
 
 
+@overload
+def fit_bradley_terry(
+    wins: np.ndarray, prior: float = ..., iters: int = ..., tol: float = ..., return_se: Literal[False] = ...
+) -> np.ndarray: ...
+@overload
+def fit_bradley_terry(
+    wins: np.ndarray, prior: float = ..., iters: int = ..., tol: float = ..., *, return_se: Literal[True]
+) -> tuple[np.ndarray, np.ndarray]: ...
 def fit_bradley_terry(
     wins: np.ndarray, prior: float = 1e-3, iters: int = 100, tol: float = 1e-10, return_se: bool = False
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -123,7 +133,13 @@ def _pairs_of_tables(tables: np.ndarray, pairs_at: np.ndarray) -> tuple[np.ndarr
     return deal, tables[:, i].reshape(-1), tables[:, j].reshape(-1), pairs_at[:, i, j].reshape(-1)
 
 
-def _pcg(matvec, rhs: np.ndarray, diag: np.ndarray, rtol: float = 1e-10, maxiter: int = 10_000) -> np.ndarray:
+def _pcg(
+    matvec: Callable[[np.ndarray], np.ndarray],
+    rhs: np.ndarray,
+    diag: np.ndarray,
+    rtol: float = 1e-10,
+    maxiter: int = 10_000,
+) -> np.ndarray:
     """Solve ``A x = rhs`` for a symmetric positive definite ``A`` given as ``matvec`` by
     conjugate gradients preconditioned with ``A``'s diagonal."""
     x = np.zeros_like(rhs)
@@ -173,7 +189,9 @@ def fit_bradley_terry_pairs(
     return out - out.mean()
 
 
-def _fit_pairs(src: np.ndarray, dst: np.ndarray, w: np.ndarray, k: int, prior: float, iters: int, tol: float):
+def _fit_pairs(
+    src: np.ndarray, dst: np.ndarray, w: np.ndarray, k: int, prior: float, iters: int, tol: float
+) -> np.ndarray:
     """Newton's method for ``fit_bradley_terry_pairs`` on agents ``0..k - 1`` (not centred)."""
     won = np.bincount(src, w, minlength=k)
     theta = np.zeros(k)

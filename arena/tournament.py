@@ -190,7 +190,7 @@ def run_tournament(
     games = np.concatenate([r.games for r in ordered])
     ratings = None
     if fit:
-        pairs = np.concatenate([r.pairs for r in ordered])  # type: ignore[misc]
+        pairs = np.concatenate([r.pairs for r in ordered])
         ratings = rate_tables(tables, pairs, k, bootstrap=bootstrap, seed=int(seed))
     stats = _entry_stats(names, specs, tables, ordered, payoff, games, ratings)
     return TournamentResult(
@@ -269,9 +269,9 @@ def _check_arguments(
     """Refuse what ``run_tournament`` cannot play, naming it; returns the worker count to use."""
     p, k = var.players, len(specs)
     check_count("deals", deals)
-    if not is_whole(seed) or seed < 0:  # type: ignore[operator]
+    if not is_whole(seed) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if not is_whole(bootstrap) or bootstrap < 0:  # type: ignore[operator]
+    if not is_whole(bootstrap) or bootstrap < 0:
         raise ValueError(
             f"bootstrap must be a non-negative integer (resamples of the deals; 0: Hessian errors), got {bootstrap!r}"
         )
@@ -280,9 +280,7 @@ def _check_arguments(
             f"{k} agent(s) for {p} seats: list at least {p} (repeat a name to fill the table, "
             f"e.g. heuristic,{','.join(['random'] * (p - 1))})"
         )
-    if workers is not None:
-        check_count("workers", workers)
-    count = default_workers() if workers is None else int(workers)  # type: ignore[call-overload]
+    count = default_workers() if workers is None else check_count("workers", workers)
     if chunk_deals is not None:
         check_count("chunk_deals", chunk_deals)
     has_objects = any(isinstance(s, Agent) for s in specs)

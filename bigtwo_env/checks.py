@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any, TypeGuard
 
 import numpy as np
 
 
-def is_whole(value: object) -> bool:
+def is_whole(value: object) -> TypeGuard[int | np.integer[Any]]:
     """An ``int`` or NumPy integer, and not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -54,12 +55,12 @@ def is_seat(value: object, players: int) -> bool:
     >>> is_seat(3, 4), is_seat(4, 4), is_seat(True, 4), is_seat(1.0, 4)
     (True, False, False, False)
     """
-    return is_whole(value) and 0 <= value < players  # type: ignore[operator]
+    return is_whole(value) and bool(0 <= value < players)
 
 
-def is_count(value: object) -> bool:
+def is_count(value: object) -> TypeGuard[int | np.integer[Any]]:
     """A whole number >= 1 (see the module docstring)."""
-    return is_whole(value) and value >= 1  # type: ignore[operator]
+    return is_whole(value) and bool(value >= 1)
 
 
 def check_count(name: str, value: object, meaning: str = "") -> int:
@@ -68,7 +69,7 @@ def check_count(name: str, value: object, meaning: str = "") -> int:
     if not is_count(value):
         what = f" ({meaning})" if meaning else ""
         raise ValueError(f"{name} must be a positive integer{what}, got {value!r}")
-    return int(value)  # type: ignore[call-overload]
+    return int(value)
 
 
 def usable_cores() -> int:

@@ -48,7 +48,7 @@ import json
 import re
 import socket
 import sys
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -180,13 +180,16 @@ async def read_json(request: Request, most: int = MAX_BODY, seconds: float = 30.
     if length is not None and (not length.isdigit() or int(length) > most):
         raise Refused(413, f"the request body may have at most {most} bytes")
     raw = bytearray()
+
+    async def read() -> None:
+        async for chunk in request.stream():
+            raw.extend(chunk)
+            if len(raw) > most:
+                raise Refused(413, f"the request body may have at most {most} bytes")
+
     try:
-        async with asyncio.timeout(seconds):
-            async for chunk in request.stream():
-                raw += chunk
-                if len(raw) > most:
-                    raise Refused(413, f"the request body may have at most {most} bytes")
-    except TimeoutError:
+        await asyncio.wait_for(read(), seconds)  # asyncio.timeout is Python 3.11+; 3.10 is supported
+    except (TimeoutError, asyncio.TimeoutError):
         raise Refused(408, f"the request body must arrive within {seconds:g} seconds") from None
     return parse_json(bytes(raw), "the request body")
 
@@ -293,7 +296,7 @@ def create_app(
     hub = Hub(Store(db), pace, away_timeout, turn_timeout, agent_files=agent_files, limits=limits, **kw)
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         hub.load()
         hub.start()
         yield

@@ -23,10 +23,11 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from bigtwo.agents.base import Scorer
 from bigtwo.agents.registry import default_opponent, make_agent
 from bigtwo.agents.search import SearchAgent
 from bigtwo.env.envs.game import Game
@@ -87,7 +88,8 @@ class Coach:
             rest = sorted((a for a in values if a != chosen), key=lambda a: -values[a])
             return [(a, values[a]) for a in [chosen, *rest][:top]]
         n = int(counts[0])
-        scores = np.asarray(self.agent.scores(obs, ids, counts), np.float64)[0, :n]
+        scorer = cast(Scorer, self.agent)  # not a search: default_opponent's other agent, the heuristic
+        scores = np.asarray(scorer.scores(obs, ids, counts), np.float64)[0, :n]
         order = np.argsort(-scores, kind="stable")[:top]
         return [(int(ids[0, i]), float(scores[i])) for i in order]
 

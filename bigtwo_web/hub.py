@@ -671,9 +671,12 @@ class Hub:
         shared = self._advice.get(key)
         if shared is None or shared.task.done():
             shared = self._advice[key] = _Shared(asyncio.ensure_future(work()))
-            shared.task.add_done_callback(
-                lambda _t, k=key, s=shared: self._advice.pop(k, None) if self._advice.get(k) is s else None
-            )
+
+            def forget(_task: asyncio.Future[Any], k: Any = key, s: _Shared = shared) -> None:
+                if self._advice.get(k) is s:
+                    self._advice.pop(k, None)
+
+            shared.task.add_done_callback(forget)
         shared.waiting += 1
         try:
             return await asyncio.shield(shared.task)

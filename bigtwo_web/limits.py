@@ -45,6 +45,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from bigtwo.web.room import MAX_KEPT, RoomError
 
@@ -96,7 +97,7 @@ class Limits:
         """``base`` (the defaults) with ``NAME=VALUE`` items (``bigtwo serve --limit``) applied;
         ``ValueError`` naming an unknown limit or a bad value."""
         types = {f.name: f.type for f in fields(cls)}
-        changes: dict[str, float | int] = {}
+        changes: dict[str, Any] = {}  # each an int or a float, as its field is
         for item in items:
             name, sep, text = item.partition("=")
             name = name.strip()

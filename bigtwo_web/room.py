@@ -549,6 +549,7 @@ class Room:
         if seq is not None and seq != len(self.moves):
             raise RoomError(f"this play was made at play {seq}, but the match is at play {len(self.moves)}: not played")
         to_act = self.to_act
+        assert to_act is not None  # the match is not over (checked above)
         if seat != to_act:
             raise RoomError(f"not your turn: seat {to_act} ({self.seats[to_act].name}) is to act, you are seat {seat}")
         if not isinstance(cards, str) or not cards.strip() or (cards.strip().lower() == "pass" and cards != "pass"):
@@ -646,8 +647,9 @@ class Room:
         last = self.moves[-1] if self.moves else None
         mine = seat is not None and seat == to_act and controller == PERSON
         stand_in_at = turn_left = None
-        if controller == "waiting":
-            stand_in_at = round(self.seats[to_act].away_since + self.away_timeout - now, 1)  # type: ignore[operator]
+        away_since = None if to_act is None else self.seats[to_act].away_since
+        if controller == "waiting" and away_since is not None:  # the second: implied by the first
+            stand_in_at = round(away_since + self.away_timeout - now, 1)
         if controller == PERSON and self.turn_timeout:
             turn_left = round(max(0.0, self.last_change + self.turn_timeout - now), 1)
         return {

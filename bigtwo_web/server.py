@@ -180,7 +180,7 @@ def serve(
         ws_max_size=MAX_WS_FRAME,
         lifespan="on",
         timeout_graceful_shutdown=5,
-        timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type] - seconds, a float works
+        timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]  # seconds: uvicorn takes a float too
         proxy_headers=bool(proxies),  # X-Forwarded-For is believed from a named proxy only
         forwarded_allow_ips=proxies or None,
     )

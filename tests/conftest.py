@@ -4,6 +4,10 @@ The ``slow`` marker is declared in pyproject.toml. A default run skips every tes
 it; ``pytest -m slow`` (or any ``-m`` expression that names ``slow``) or ``pytest --runslow``
 runs them.
 
+``NAMED_VARIANTS``: the five named variants that ship, sorted as ``bigtwo.env.variant_names()``
+returns them (``tests/test_variants.py`` checks that they are exactly the shipped ones); every
+test that covers each named variant takes them from here (``from conftest import NAMED_VARIANTS``).
+
 ``play_agent(game, agent)``: one move of a ``Game`` chosen by an agent (tests that play whole
 matches with agents import it: ``from conftest import play_agent``).
 
@@ -18,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+NAMED_VARIANTS = ("hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

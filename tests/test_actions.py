@@ -13,13 +13,13 @@ from math import comb
 
 import numpy as np
 import pytest
+from conftest import NAMED_VARIANTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bigtwo.env import KINDS, action_table, beats, classify, load_variant, parse_cards
 
-NAMES = ["hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan"]
-VARIANTS = {name: load_variant(name) for name in NAMES}
+VARIANTS = {name: load_variant(name) for name in NAMED_VARIANTS}
 VARIANTS["japan+chain"] = load_variant("japan", pair_chain=True)
 VARIANTS["japan+a2345"] = load_variant("japan", straights="jp_a2345_low")
 ALL = list(VARIANTS)
@@ -230,7 +230,7 @@ def test_beat_runs_match_beats_sample(data):
 
 
 def test_table_cached():
-    for name in NAMES:
+    for name in NAMED_VARIANTS:
         assert action_table(VARIANTS[name]) is action_table(VARIANTS[name])
         assert action_table(load_variant(name)) is action_table(VARIANTS[name])
     # settings that do not change which plays exist or how they compare share the table

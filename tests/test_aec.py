@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import doctest
 import warnings
 
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-import bigtwo.env.envs.aec
 from bigtwo.env import Game, env, raw_env
 
 CONFIGS = [
@@ -46,10 +44,6 @@ def test_pettingzoo_api_seed_and_render(name: str, overrides: dict) -> None:
         api_test(env(name, **overrides), num_cycles=60)
     seed_test(lambda: env(name, **overrides), num_cycles=60)
     render_test(lambda render_mode=None: env(name, render_mode=render_mode, **overrides))
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(bigtwo.env.envs.aec).failed == 0
 
 
 def test_spaces_and_agents() -> None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from conftest import NAMED_VARIANTS
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bigtwo.env import Combo, action_table, beats, classify, load_variant, parse_cards
 
-NAMES = ["hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan"]
-V = {name: load_variant(name) for name in NAMES}
+V = {name: load_variant(name) for name in NAMED_VARIANTS}
 V["japan+chain"] = load_variant("japan", pair_chain=True)
 V["japan+a2345"] = load_variant("japan", straights="jp_a2345_low")
 V["taiwan+rank_first"] = load_variant("taiwan", flush_order="rank_first")

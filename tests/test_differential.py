@@ -66,6 +66,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import NAMED_VARIANTS
 
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.cards import format_cards, parse_cards
@@ -76,7 +77,6 @@ try:  # tests/ may or may not be a package
 except ModuleNotFoundError:  # pragma: no cover - rootdir-less layout
     import reference  # type: ignore[no-redef]
 
-NAMED = ("hong-kong", "taiwan", "japan", "online-cn", "pusoy-dos")
 BATCH = 32  # engines stepped at once
 MAX_STEPS = 20_000  # per batch; a stuck match fails the run
 
@@ -658,7 +658,7 @@ def test_fast_plays_equal_reference_plays(variant: Variant) -> None:
 
 def test_action_table_holds_the_reference_plays() -> None:
     """The engine's action table is exactly the set of plays the reference classifies."""
-    variants = [load_variant(name) for name in NAMED] + [
+    variants = [load_variant(name) for name in NAMED_VARIANTS] + [
         load_variant("japan", pair_chain=True, straights="jp_a2345_low")
     ]
     for v in variants:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from conftest import NAMED_VARIANTS
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -83,7 +84,7 @@ EDGES = {
     "cards_per_player": [1, 2, 13, 17, 26, 27],
     "tiers": [[], [[10, 2], [13, 3]], [[1, 1000]], [[1, 1001]]],
 }
-SHIPPED = [load_variant(name).to_dict() for name in ("hong-kong", "taiwan", "japan", "online-cn", "pusoy-dos")]
+SHIPPED = [load_variant(name).to_dict() for name in NAMED_VARIANTS]
 
 
 def field_item(name: str) -> st.SearchStrategy[tuple[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import warnings
 
 import gymnasium
@@ -10,7 +9,6 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import bigtwo.env.envs.gym_env
 from bigtwo import agents
 from bigtwo.agents.base import Agent, RandomAgent
 from bigtwo.env import load_variant
@@ -53,10 +51,6 @@ def test_check_env(kwargs: dict, capsys: pytest.CaptureFixture) -> None:
         warnings.simplefilter("error")  # no warnings either
         check_env(env.unwrapped)
     capsys.readouterr()  # check_env renders in human mode
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(bigtwo.env.envs.gym_env).failed == 0
 
 
 def test_full_episode_reward_is_the_learners_payoff() -> None:

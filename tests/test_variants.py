@@ -13,10 +13,10 @@ import itertools
 from pathlib import Path
 
 import pytest
+from conftest import NAMED_VARIANTS
 
 from bigtwo.env import Variant, classify, load_variant, parse_cards, variant_names
 
-NAMES = ["hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan"]
 RANKS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2"]
 
 
@@ -109,10 +109,11 @@ def write_yaml(tmp_path: Path, text: str) -> Path:
 
 
 def test_the_five_named_variants_ship():
-    assert variant_names() == NAMES
+    """The list every test of each named variant takes (tests/conftest.py) is the shipped one."""
+    assert variant_names() == list(NAMED_VARIANTS)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMED_VARIANTS)
 def test_named_variant_matches_rules_table(name):
     v = load_variant(name)
     assert isinstance(v, Variant)
@@ -231,7 +232,7 @@ def test_unknown_name():
         load_variant("nope")
     msg = str(err.value)
     assert "nope" in msg
-    assert all(name in msg for name in NAMES)
+    assert all(name in msg for name in NAMED_VARIANTS)
 
 
 # --- YAML files and their errors ---------------------------------------------------------------
@@ -257,7 +258,7 @@ def test_empty_yaml_file_is_all_defaults(tmp_path):
 def test_named_yaml_round_trip(tmp_path):
     """A named variant written out with to_dict() and read back is the same variant."""
     yaml = pytest.importorskip("yaml")
-    for name in NAMES:
+    for name in NAMED_VARIANTS:
         v = load_variant(name)
         path = write_yaml(tmp_path, yaml.safe_dump(v.to_dict(), allow_unicode=True))
         assert load_variant(path) == v
@@ -384,9 +385,9 @@ def test_variant_is_frozen():
 
 
 def test_variant_is_hashable():
-    variants = [load_variant(name) for name in NAMES]
-    assert len({hash(v) for v in variants}) == len(NAMES)
-    assert len(set(variants)) == len(NAMES)
+    variants = [load_variant(name) for name in NAMED_VARIANTS]
+    assert len({hash(v) for v in variants}) == len(NAMED_VARIANTS)
+    assert len(set(variants)) == len(NAMED_VARIANTS)
     lookup = {v: v.name for v in variants}
     assert lookup[load_variant("japan")] == "japan"
     same = load_variant("taiwan", players=3)

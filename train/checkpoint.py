@@ -256,7 +256,7 @@ def check_belongs(payload: dict[str, Any], path: Path, algo: str | None, run_id:
         raise ValueError(f"{path}: belongs to the run {owner.get('name')!r} (id {owner.get('id')}), not this one")
     resume = payload.get("resume")
     missing = [k for k in RESUME_KEYS if not isinstance(resume, Mapping) or k not in resume]
-    if not missing:
+    if not missing and isinstance(resume, Mapping):  # the second: implied by the first
         workers = resume.get("workers")
         if isinstance(workers, list):  # a run on Ray: one state per rollout actor
             missing = [f"workers[{i}].{k}" for i, w in enumerate(workers) for k in WORKER_KEYS if k not in w]

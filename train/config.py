@@ -388,7 +388,7 @@ def _check(source: str, name: str, value: Any) -> Any:
         number = _number(value) if isinstance(value, str) else None
         if number is not None and number.is_integer():
             value = int(number)  # "2e6" from the command line
-        if not is_whole(value) or not LIMITS[name].holds(value):
+        if not is_whole(value) or not LIMITS[name].holds(int(value)):
             raise fail()
         return int(value)
     if hint is float:

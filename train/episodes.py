@@ -12,9 +12,12 @@ one rollout to the learner that logs them (from Ray actors, for one).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from bigtwo.train.league import League
 
 
 class Episodes:
@@ -29,7 +32,7 @@ class Episodes:
         self.wins: dict[str, list[float]] = defaultdict(list)
         self.lengths: list[int] = []
 
-    def step(self, rewards: np.ndarray, game_over: np.ndarray, winner: np.ndarray, league) -> None:
+    def step(self, rewards: np.ndarray, game_over: np.ndarray, winner: np.ndarray, league: League) -> None:
         """Count one step; record the games that ended (``rewards`` as the env reports them) under
         their opponent's label (before the league draws the slots' next opponents)."""
         self.length += 1

@@ -69,7 +69,9 @@ def teacher_decisions(cfg: TrainConfig, variant: Variant, scale: float, seed: in
         scale=scale,
     )
 
-    def choose(obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: object) -> tuple[np.ndarray, ...]:
+    def choose(
+        obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         action = np.asarray(teacher.act(obs, legal, counts))
         pick = np.argmax(legal == action[:, None], axis=1)
         zeros = np.zeros(len(counts), np.float32)

@@ -20,13 +20,16 @@ them too) and play by sampling from their policy (PPO) or greedily (DMC).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bigtwo.agents import make_agent
 from bigtwo.agents.base import Agent
 from bigtwo.env.rules.variant import Variant
+
+if TYPE_CHECKING:
+    from bigtwo.train.policy_agent import PolicyAgent
 
 SELF = 0
 
@@ -109,7 +112,7 @@ class League:
 
     # ------------------------------------------------------------ snapshots
 
-    def _snapshot_agent(self, path: str, payload: dict | None, seed: int | None) -> Agent:
+    def _snapshot_agent(self, path: str, payload: dict | None, seed: int | None) -> PolicyAgent:
         """The agent of a snapshot: from its ``payload`` when given, else read from ``root / path``."""
         from bigtwo.train.policy_agent import load_policy_agent, policy_agent_from_payload
 
@@ -160,6 +163,6 @@ class League:
         self.opponent = np.asarray(state["opponent"], np.int64).copy()
         self.learner_seat = np.asarray(state["learner_seat"], np.int64).copy()
         self.rng.bit_generator.state = state["rng"]
-        for agent, rng_state in zip(self.baselines, state["baselines"], strict=False):
-            if rng_state and getattr(agent, "rng", None) is not None:
-                agent.rng.bit_generator.state = rng_state
+        for baseline, rng_state in zip(self.baselines, state["baselines"], strict=False):
+            if rng_state and getattr(baseline, "rng", None) is not None:
+                baseline.rng.bit_generator.state = rng_state

@@ -55,7 +55,7 @@ import numpy as np
 import torch
 
 from bigtwo.agents import make_agent
-from bigtwo.env.rules.variant import load_variant
+from bigtwo.env.rules.variant import Variant, load_variant
 from bigtwo.train import signals
 from bigtwo.train.checkpoint import load_rng_state, rng_state
 from bigtwo.train.config import TrainConfig
@@ -86,7 +86,7 @@ class RunResult:
     """Batches the learner refused: repeated, from a replaced actor, or of old weights (``bigtwo.train.ray.gate``)."""
 
 
-def check_agents(cfg: TrainConfig, variant) -> None:
+def check_agents(cfg: TrainConfig, variant: Variant) -> None:
     """Build every agent ``eval_opponents`` and (when the league plays them) ``baselines`` name once;
     ``ValueError`` naming the field and the name that is not an agent."""
     fields = (

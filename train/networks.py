@@ -42,6 +42,7 @@ at the default's ~30k environment steps/s would be out of reach.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 import torch
@@ -128,6 +129,8 @@ class ActionScorer(nn.Module):
     (or ``auto`` on a device that has it) the passes run under ``torch.autocast``: the matmuls in
     bfloat16, the weights (and their gradients) float32."""
 
+    features: torch.Tensor  # (actions, ACTION_FEATURES), a buffer: register_buffer sets it in __init__
+
     def __init__(
         self,
         obs_size: int,
@@ -146,7 +149,7 @@ class ActionScorer(nn.Module):
         # the arithmetic of the passes (``PRECISIONS``; the trainers set it from their config): not a
         # constructor kwarg that checkpoints keep, so an exported network plays in float32
         self.precision = precision
-        self.kwargs = dict(
+        self.kwargs: dict[str, Any] = dict(
             obs_size=obs_size,
             hidden_size=hidden_size,
             state_layers=state_layers,
@@ -206,7 +209,7 @@ class ActionScorer(nn.Module):
         rows = torch.repeat_interleave(torch.arange(len(legal_counts), device=obs.device), legal_counts)
         plays = legal_ids[valid]
         features = self.features[plays]
-        if self.advice_size:
+        if self.advice_size and advised is not None:  # the second: implied by the first (checked above)
             slots = torch.arange(legal_ids.shape[1], device=obs.device)[None, :]
             flag = (slots == advised[:, None])[valid].to(features.dtype)
             features = torch.cat([features, flag[:, None]], dim=1)
@@ -230,7 +233,8 @@ class ActionScorer(nn.Module):
         weight = self.action_proj.weight
         projected = nn.functional.linear(self.features[torch.from_numpy(plays)], weight[:, :ACTION_FEATURES])
         flag = weight[:, ACTION_FEATURES] if self.advice_size else weight.new_zeros(weight.shape[0])
-        advised = advised.to(torch.int64) if self.advice_size else torch.full_like(counts, -1)
+        # advised is given whenever advice_size is set (_forward checks): the second test only tells mypy
+        advised = advised.to(torch.int64) if self.advice_size and advised is not None else torch.full_like(counts, -1)
         return PairScores.apply(
             self.state_proj(state), projected, flag, self.score.weight[0], self.score.bias,
             torch.from_numpy(col), counts, advised,

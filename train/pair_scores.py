@@ -130,7 +130,7 @@ class PairScores(torch.autograd.Function):
     row, ``-1`` for none). CPU tensors of one float dtype."""
 
     @staticmethod
-    def forward(ctx, S, A, flag, w, bias, col, counts, advised):  # type: ignore[override]
+    def forward(ctx, S, A, flag, w, bias, col, counts, advised):
         S, A, flag, w = (t.detach().contiguous() for t in (S, A, flag, w))
         col, counts, advised = col.contiguous(), counts.contiguous(), advised.contiguous()
         out = torch.empty(col.shape, dtype=S.dtype)
@@ -143,7 +143,7 @@ class PairScores(torch.autograd.Function):
         return out
 
     @staticmethod
-    def backward(ctx, g):  # type: ignore[override]
+    def backward(ctx, g):
         S, A, flag, w, col, counts, advised = ctx.saved_tensors
         gS, gA, gflag, gw = (torch.zeros_like(t) for t in (S, A, flag, w))
         gb = _backward(

@@ -34,7 +34,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -44,6 +44,12 @@ from bigtwo.train import provenance
 from bigtwo.train.config import TrainConfig, to_yaml
 from bigtwo.train.networks import ActionScorer
 from bigtwo.train.policy_agent import check_obs_version
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from bigtwo.agents.base import Agent
+    from bigtwo.env.rules.variant import Variant
 
 _SNAPSHOT_FILE = re.compile(r"^snapshot_(\d+)\.pt$")
 
@@ -71,7 +77,7 @@ def resolve_device(name: str) -> torch.device:
 class Run:
     """The run folder, TensorBoard writer, progress bar, checkpoints and evaluations."""
 
-    def __init__(self, cfg: TrainConfig, variant) -> None:
+    def __init__(self, cfg: TrainConfig, variant: Variant) -> None:
         self.cfg = cfg
         self.variant = variant
         if cfg.deterministic:  # cuBLAS needs this, set before CUDA starts, to be deterministic
@@ -83,10 +89,11 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.name = cfg.resolved_run_name()
         self.dir = Path(cfg.runs_dir) / self.name
-        self.run_id = ckpt.read_run_id(self.dir)
-        self.resume_from, saved = self._resumable()
+        run_id = ckpt.read_run_id(self.dir)
+        self.resume_from, saved = self._resumable(run_id)
         resume_step = None
         if saved is not None:
+            assert self.resume_from is not None  # a checkpoint comes with its path
             check_obs_version(
                 saved,
                 str(self.resume_from),
@@ -95,9 +102,9 @@ class Run:
             ckpt.check_resumable(cfg, saved, self.resume_from)
             resume_step = int(saved["global_step"])
             owner = saved.get("run")
-            if self.run_id is None and isinstance(owner, dict) and isinstance(owner.get("id"), str):
-                self.run_id = owner["id"]  # a folder from before run_id files: adopt its checkpoint's id
-        self.run_id = self.run_id or uuid.uuid4().hex
+            if run_id is None and isinstance(owner, dict) and isinstance(owner.get("id"), str):
+                run_id = owner["id"]  # a folder from before run_id files: adopt its checkpoint's id
+        self.run_id: str = run_id or uuid.uuid4().hex
         self._saved = saved
         # the command, seed, code version; steps and training time are added at each checkpoint
         self.provenance = provenance.start(cfg.algo, cfg.seed, None if saved is None else saved.get("provenance"))
@@ -109,17 +116,18 @@ class Run:
         # on resume, TensorBoard drops what the interrupted run logged after its checkpoint
         self.writer = SummaryWriter(str(self.dir), purge_step=None if resume_step is None else resume_step + 1)
         self.started = time.time()
-        self.bar = None
+        self.bar: tqdm | None = None
         self.last_evals: dict[str, Evaluation] = {}
 
-    def _resumable(self) -> tuple[Path | None, dict[str, Any] | None]:
-        """The newest intact checkpoint of this run and its dict (``None`` for a fresh run); newer
+    def _resumable(self, run_id: str | None) -> tuple[Path | None, dict[str, Any] | None]:
+        """The newest intact checkpoint of this run (of id ``run_id``, ``None``: a folder without
+        one, not checked) and its dict (``None`` for a fresh run); newer
         ones that are damaged or not this run's are renamed ``*.rejected``, each named on stderr.
         Leftover temporary files go first. ``ValueError`` if checkpoints exist but none is usable."""
         removed = ckpt.clean_temporary(self.dir)
         if removed:
             print(f"removed {len(removed)} temporary file(s) of interrupted writes in {self.dir}", file=sys.stderr)
-        path, saved, skipped = ckpt.find_resumable(self.dir, self.cfg.algo, self.run_id)
+        path, saved, skipped = ckpt.find_resumable(self.dir, self.cfg.algo, run_id)
         if path is None and skipped:
             reasons = "; ".join(why for _, why in skipped)
             raise ValueError(
@@ -224,7 +232,7 @@ class Run:
 
     # ------------------------------------------------------------ evaluation
 
-    def evaluate(self, agent, step: int, deals: int, seed_offset: int = 0) -> dict[str, Evaluation]:
+    def evaluate(self, agent: Agent, step: int, deals: int, seed_offset: int = 0) -> dict[str, Evaluation]:
         """Duplicate tournaments against ``eval_opponents``; logged under ``eval/<opponent>/``."""
         if deals <= 0 or not self.cfg.eval_opponents:
             return {}
@@ -246,7 +254,7 @@ class Run:
 def final_report(
     run: Run,
     algo: str,
-    agent,
+    agent: Agent,
     checkpoint: Path,
     step: int,
     session_steps: int,

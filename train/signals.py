@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 _received: list[int] = []  # the first signal inside the active stop_requests(), if any
-_previous: dict[int, object] = {}  # the handlers stop_requests() replaced, until they are back
+# the handlers stop_requests() replaced, until they are back (what signal.getsignal returns)
+_previous: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
 
 
 def requested() -> str | None:
@@ -42,7 +44,7 @@ def release() -> None:
     from here on, e.g. in the final evaluation, a signal acts as it always does)."""
     while _previous:
         sig, old = _previous.popitem()
-        signal.signal(sig, old)  # type: ignore[arg-type]
+        signal.signal(sig, old)
 
 
 def _record(signum: int, frame: FrameType | None) -> None:

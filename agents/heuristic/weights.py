@@ -120,7 +120,7 @@ WEIGHT_SETS: dict[str, np.ndarray] = {
 }
 
 
-def weight_set(weights: np.ndarray | str | Mapping[str, float] | None) -> np.ndarray:
+def weight_set(weights: object) -> np.ndarray:
     """The weights an agent is given (a copy): ``None`` is ``DEFAULT_WEIGHTS``, a name is that set
     of ``WEIGHT_SETS``, a mapping of weight names to values changes those weights from the
     defaults, anything else must be ``NUM_WEIGHTS`` finite numbers (``ValueError`` naming what is wrong)."""
@@ -143,14 +143,17 @@ def weight_set(weights: np.ndarray | str | Mapping[str, float] | None) -> np.nda
 MIX = "+"  # joins the names of a mix of sets: ``opponent_weights=default+collect``
 
 
-def weight_mix(weights: np.ndarray | str | Mapping[str, float] | None) -> np.ndarray:
+def weight_mix(weights: object) -> np.ndarray:
     """One or more sets of weights (M, ``NUM_WEIGHTS``): names joined by ``MIX``
     (``"default+collect"``), a list of sets (names or rows of numbers), or anything ``weight_set``
     takes (one set); ``ValueError`` naming what is wrong."""
     if isinstance(weights, str) and MIX in weights:
         weights = [name.strip() for name in weights.split(MIX)]
-    sets = isinstance(weights, (list, tuple, np.ndarray)) and len(weights) > 0
-    if sets and all(isinstance(one, str) or np.ndim(one) == 1 for one in weights):
+    if (
+        isinstance(weights, (list, tuple, np.ndarray))
+        and len(weights) > 0
+        and all(isinstance(one, str) or np.ndim(one) == 1 for one in weights)
+    ):
         return np.stack([weight_set(one) for one in weights])
     return weight_set(weights)[None]
 

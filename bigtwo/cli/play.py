@@ -4,7 +4,14 @@ are in ``bigtwo.cli.arena``.
 
 A first run compiles the Numba kernels (about a minute) before anything else shows: each command
 then says so in one line on stderr (``say_if_compiling``), only when Numba's cache folder
-(``bigtwo.env.engine.jit.CACHE_DIR``) lacks compiled code of the engine's and the agents' kernels."""
+(``bigtwo.env.engine.jit.CACHE_DIR``) lacks compiled code of the engine's and the agents' kernels.
+
+What counts: a kernel module counts as compiled when the folder holds an index file (``*.nbi``) of
+one of its cached kernels (``bigtwo.env.engine.jit.cached_kernels``). A module whose kernels are all
+``inline="always"`` (the heuristic's ``control``) writes no file of its own, since its code is
+compiled into its callers': it is not looked for, or the note would show on every run. And the
+engine's modules looked for are the two every game runs (``ENGINE_KERNELS``): the privileged
+state's kernels (``bigtwo.env.engine.state``) are compiled only when a trainer asks for that state."""
 
 from __future__ import annotations
 
@@ -22,26 +29,28 @@ from bigtwo.cli.options import (
 )
 
 # Whose compiled kernels (the modules ``bigtwo.env.engine.jit.kernel_files`` lists, declared in pyproject.toml's
-# ``bigtwo.kernels`` group) a command runs: every command the engine's, and each agent those its declaration
-# names (``bigtwo.agents.registry.kernel_modules``).
-ENGINE_KERNELS = ("bigtwo.env",)
+# ``bigtwo.kernels`` group) a command runs: every command the engine's rules and observations, and each agent
+# those its declaration names (``bigtwo.agents.registry.kernel_modules``).
+ENGINE_KERNELS = ("bigtwo.env.engine.kernels", "bigtwo.env.engine.observation")
 COMPILING = "bigtwo: compiling the game's kernels (first run after an install or an update, about a minute)..."
 
 
 def kernels_cached(cache_dir: Path | None, modules: Sequence[str] = ENGINE_KERNELS, root: Path | None = None) -> bool:
     """Whether Numba's cache folder ``cache_dir`` (``bigtwo.env.engine.jit.CACHE_DIR``) holds compiled
     code of every declared kernel module in or under ``modules`` (module or package names; the
-    files under ``root``, the folder holding the packages); ``True`` when there is no cache
-    folder to look in (nothing to say)."""
+    files under ``root``, the folder holding the packages) that writes any (see the module
+    docstring); ``True`` when there is no cache folder to look in (nothing to say)."""
     if cache_dir is None:
         return True
     from numba.core.caching import UserProvidedCacheLocator
 
-    from bigtwo.env.engine.jit import kernel_files
+    from bigtwo.env.engine.jit import cached_kernels, kernel_files
 
     files = kernel_files() if root is None else kernel_files(root)
     for module, source in files.items():
         if not any(module == m or module.startswith(m + ".") for m in modules):
+            continue
+        if not cached_kernels(source):  # all inline="always": compiled into its callers, no file of its own
             continue
         folder = Path(cache_dir) / UserProvidedCacheLocator.get_suitable_cache_subpath(str(source))
         if not any(folder.glob(f"{source.stem}.*.nbi")):

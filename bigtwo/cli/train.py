@@ -135,7 +135,7 @@ def _train(args: argparse.Namespace) -> int:
     if args.fields:
         docs = field_docs()
         for name, f in FIELDS.items():
-            default = f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
+            default = f.default_factory() if callable(f.default_factory) else f.default
             print(f"{name:<20} {default!r:<14} {docs.get(name, '')} Allowed: {allowed_values(name)}.")
         return 0
     if args.ray is not None:

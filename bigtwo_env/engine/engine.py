@@ -67,7 +67,7 @@ def thread_pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-def compiled(kernel: Callable, *args: object) -> Callable:
+def compiled(kernel: Any, *args: object) -> Callable:
     """The compiled entry point of a Numba kernel for these argument types (compiling or loading
     it from cache now). Calling it skips Numba's per-call type dispatch, which costs more than
     the work for one game when the state is a tuple of many arrays."""
@@ -224,7 +224,7 @@ class Engine:
         self,
         variant: Variant | str = DEFAULT_VARIANT,
         num_matches: int | None = None,
-        seed: int | Sequence[int] | None = None,
+        seed: int | Sequence[int] | np.ndarray | None = None,
         autoreset: bool = False,
         threads: int | None = None,
         *,
@@ -325,7 +325,9 @@ class Engine:
 
     # ------------------------------------------------------------ life cycle
 
-    def reset(self, seed: int | Sequence[int] | None = None, hands: Sequence | np.ndarray | None = None) -> None:
+    def reset(
+        self, seed: int | Sequence[int] | np.ndarray | None = None, hands: Sequence | np.ndarray | None = None
+    ) -> None:
         """Start new matches. ``seed``: an int (match ``g`` gets ``seed + g``), one per match, or
         ``None`` for fresh entropy (checked by ``bigtwo.env.engine.seeds.seed_array``: ints
         0..2**64-1). ``hands``: per match, per seat, the cards dealt for its first game (text, ids
@@ -421,7 +423,7 @@ class Engine:
         if len(np.unique(rows)) != k:
             raise ValueError("set_position: a match is listed twice")
 
-        def per_game(value, dtype, shape=()) -> np.ndarray:
+        def per_game(value: object, dtype: np.typing.DTypeLike, shape: tuple[int, ...] = ()) -> np.ndarray:
             arr = np.asarray(value)
             try:
                 return np.array(np.broadcast_to(arr, (k, *shape)), dtype=dtype, order="C")
@@ -447,7 +449,7 @@ class Engine:
             )
         rv = per_game(rv, np.bool_)
 
-        def moves(value, what: str) -> np.ndarray:
+        def moves(value: object, what: str) -> np.ndarray:
             arr = np.asarray(-1 if value is None else value, dtype=np.int64)
             if arr.ndim and arr.shape[-1] < kernels.HISTORY:  # pad the older moves with "none"
                 pad = np.full((*arr.shape[:-1], kernels.HISTORY - arr.shape[-1]), -1, np.int64)

@@ -53,6 +53,7 @@ True
 
 from __future__ import annotations
 
+import ast
 import getpass
 import hashlib
 import os
@@ -61,7 +62,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numba
 
@@ -87,16 +88,18 @@ _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 def _pyproject_kernels(path: Path, group: str = KERNEL_GROUP) -> dict[str, str] | None:
     """The ``group`` entry points of a ``pyproject.toml`` (``None``: no such file or group, or no
     TOML reader before Python 3.11)."""
-    try:
+    # an if/else on the version, not try/except ImportError, so that a type checker for 3.10 skips the 3.11 branch
+    if sys.version_info < (3, 11):  # Python 3.10: read the installed metadata instead
+        return None
+    else:
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: read the installed metadata instead
-        return None
-    if not path.is_file():
-        return None
-    with path.open("rb") as f:
-        project = tomllib.load(f).get("project", {})
-    points = project.get("entry-points", {}).get(group)
-    return dict(points) if points else None
+
+        if not path.is_file():
+            return None
+        with path.open("rb") as f:
+            project = tomllib.load(f).get("project", {})
+        points = project.get("entry-points", {}).get(group)
+        return dict(points) if points else None
 
 
 def _installed_kernels(group: str = KERNEL_GROUP) -> dict[str, str]:
@@ -137,6 +140,36 @@ def module_file(module: str, root: Path = _ROOT) -> Path:
 def kernel_files(root: Path = _ROOT) -> dict[str, Path]:
     """Each declared kernel module's source file under ``root``, by module name, sorted."""
     return {module: module_file(module, root) for module in sorted(set(declared_kernels(root).values()))}
+
+
+def cached_kernels(path: Path) -> dict[str, int]:
+    """The kernels of the module file ``path`` whose compiled code Numba writes to the cache folder, read
+    from its source without importing it: each top-level function under ``@njit`` except those under
+    ``@njit(inline="always")``, which are compiled into their callers and leave no file of their own.
+    Name to first line (its first decorator's): Numba names the kernel's index file
+    ``<file stem>.<name>-<line>.py<version>.nbi``. A module whose every kernel is inlined has none.
+
+    >>> kernels = cached_kernels(module_file("bigtwo.env.engine.kernels"))
+    >>> "card_value" in kernels, "bit" in kernels  # bit is inline="always"
+    (True, False)
+    """
+    out = {}
+    for node in ast.parse(path.read_bytes(), filename=str(path)).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        kernel = inlined = False
+        for deco in node.decorator_list:
+            call = deco if isinstance(deco, ast.Call) else None
+            target = call.func if call is not None else deco
+            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+            if name != "njit":
+                continue
+            kernel = True
+            for kw in call.keywords if call is not None else ():
+                inlined |= kw.arg == "inline" and isinstance(kw.value, ast.Constant) and kw.value.value == "always"
+        if kernel and not inlined:
+            out[node.name] = min(d.lineno for d in node.decorator_list)
+    return out
 
 
 def read_sources(root: Path = _ROOT) -> dict[str, bytes]:
@@ -211,14 +244,21 @@ def _configure() -> Path | None:
     folder = choose_cache_dir(cache_key(read_sources()), os.environ)
     if folder is not None:
         os.environ["NUMBA_CACHE_DIR"] = str(folder)
-        numba.config.CACHE_DIR = str(folder)
+        # numba.config makes its settings from the environment at run time: mypy sees no CACHE_DIR there
+        numba.config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
     return folder
 
 
 CACHE_DIR = _configure()  # None: nothing writable; Numba then uses its own default places
 
 
-def njit(func: Callable | None = None, *, nogil: bool = False, inline: str = "never", fastmath: bool = False) -> Any:
+def njit(
+    func: Callable | None = None,
+    *,
+    nogil: bool = False,
+    inline: Literal["never", "always"] = "never",
+    fastmath: bool = False,
+) -> Any:
     """Compile ``func`` with Numba, cached on disk: ``@njit``, ``@njit(nogil=True)`` (release the
     GIL, for kernels run in threads), ``@njit(inline="always")`` (inline into callers) or
     ``@njit(fastmath=True)`` (``FASTMATH``: float sums may be reordered and fused, so loops over
@@ -236,6 +276,7 @@ __all__ = [
     "KERNEL_GROUP",
     "cache_bases",
     "cache_key",
+    "cached_kernels",
     "choose_cache_dir",
     "declared_kernels",
     "kernel_files",

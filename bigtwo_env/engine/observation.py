@@ -64,6 +64,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 
@@ -226,7 +227,15 @@ LAYOUT: tuple[ObsPart, ...] = (
     ),
     ObsPart("reversed", 1, 0, "flags", "this game plays in reversed seat order (``turn_order``)"),
 )
-Part = IntEnum("Part", [(part.name.upper(), i) for i, part in enumerate(LAYOUT)])
+
+
+def index_enum(name: str, layout: tuple[ObsPart, ...], module: str) -> Any:
+    """An ``IntEnum`` ``name`` of module ``module``: the index of each part of ``layout`` by its name in
+    capitals. Typed ``Any``: its members are made when the module loads, so no type checker can list them."""
+    return IntEnum(name, [(part.name.upper(), i) for i, part in enumerate(layout)], module=module)
+
+
+Part = index_enum("Part", LAYOUT, __name__)
 Part.__doc__ = "Index of each ``LAYOUT`` part, by its name in capitals (``Part.HAND``), for ``part_start``."
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from typing import SupportsIndex, cast, overload
 
 import numpy as np
 
@@ -46,9 +47,15 @@ def is_seed(value: object) -> bool:
     >>> is_seed(0), is_seed(2**64 - 1), is_seed(2**64), is_seed(-1), is_seed(True), is_seed(None)
     (True, True, False, False, False, False)
     """
-    return is_whole(value) and 0 <= value <= MAX_SEED  # type: ignore[operator]
+    return is_whole(value) and bool(0 <= value <= MAX_SEED)
 
 
+@overload
+def check_seed(seed: None) -> None: ...
+@overload
+def check_seed(seed: int) -> int: ...
+@overload
+def check_seed(seed: object) -> int | None: ...
 def check_seed(seed: object) -> int | None:
     """``seed`` as a Python int in ``0..MAX_SEED``, or ``None``; ``ValueError`` naming it otherwise."""
     if seed is None:
@@ -56,7 +63,8 @@ def check_seed(seed: object) -> int | None:
     if isinstance(seed, (bool, np.bool_)):
         raise ValueError(f"seed {seed!r} is not allowed: {ALLOWED}")
     try:
-        value = operator.index(seed)  # ints and NumPy integers; not floats, text or arrays
+        # ints and NumPy integers; not floats, text or arrays (TypeError, answered below: hence the cast)
+        value = operator.index(cast(SupportsIndex, seed))
     except TypeError:
         raise ValueError(f"seed {seed!r} is not allowed: {ALLOWED}") from None
     if not 0 <= value <= MAX_SEED:

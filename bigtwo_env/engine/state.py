@@ -71,7 +71,6 @@ Version history (a critic trained on one version reads that one):
 from __future__ import annotations
 
 from dataclasses import replace
-from enum import IntEnum
 
 import numpy as np
 
@@ -82,6 +81,7 @@ from bigtwo.env.engine.observation import (
     ObsPart,
     absolute_seat,
     decode_observation,
+    index_enum,
     layout_starts,
     layout_table,
     obs_bounds,
@@ -140,7 +140,7 @@ STATE_LAYOUT: tuple[ObsPart, ...] = (
     ),
     _SEEN["reversed"],
 )
-StatePart = IntEnum("StatePart", [(part.name.upper(), i) for i, part in enumerate(STATE_LAYOUT)])
+StatePart = index_enum("StatePart", STATE_LAYOUT, __name__)
 StatePart.__doc__ = "Index of each ``STATE_LAYOUT`` part, by its name in capitals (``StatePart.HANDS``)."
 _FIXED_START, _SEAT_START = layout_starts(STATE_LAYOUT)
 

@@ -216,7 +216,7 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         self._seat_of = {a: s for s, a in enumerate(self.possible_agents)}
         num_actions = self._num_actions
         self.observation_spaces = {a: observation_space(self.variant, num_actions) for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Discrete] = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         low, high = state_bounds(self.variant)
         self.state_space = spaces.Box(low, high, dtype=np.float32)  # privileged: state()
         self._absolute = np.full(1, ABSOLUTE, np.int64)
@@ -253,7 +253,7 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
         try:
             self.game.reset(deal_seed, hands)
         except ValueError:
-            if rng is not None and rng is self._rng:
+            if rng is not None and rng is self._rng and saved is not None:
                 rng.bit_generator.state = saved  # a refused reset draws nothing
             raise
         self._rng = rng
@@ -276,7 +276,7 @@ class raw_env(GameBacked, AECEnv):  # noqa: N801 - PettingZoo's name for the unw
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat_of.get(agent)
         if seat is None:
-            self._check_agent(agent)
+            seat = self._seat_of[self._check_agent(agent)]  # raises ValueError first: an unknown agent
         to_act = seat == self.engine.state.current[0] and not self.terminations.get(agent, True)
         return self._observe_seat(seat, to_act)
 

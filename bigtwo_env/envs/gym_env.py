@@ -195,15 +195,15 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
         if self._done:
             raise ValueError("the episode is over (or has not started); call reset()")
         illegal = self._play(action_id(action, self._num_actions))
+        info: dict[str, Any] = {"seat": self.seat}
         if illegal is not None:
             self._done = True
-            info = {"seat": self.seat, "illegal_action": illegal}
+            info["illegal_action"] = illegal
             return self._observe(), self.illegal_penalty, True, False, info
         self._collect()
         self._play_opponents()
         terminated = self.game.is_over
         self._done = terminated
-        info: dict[str, Any] = {"seat": self.seat}
         reward = 0.0
         if self._ended:
             info["payoffs"] = self._payoffs + 0.0  # a copy, without -0.0
@@ -256,7 +256,8 @@ class BigTwoEnv(GameBacked, gymnasium.Env):
 
     # ------------------------------------------------------------ drawing
 
-    def render(self) -> str | None:
+    # gymnasium types render's result with a type variable no method can return; its ansi mode is text
+    def render(self) -> str | None:  # type: ignore[override]
         return self._render([f"seat {s}" + (" (learner)" if s == self.seat else "") for s in range(self.players)])
 
     def close(self) -> None:

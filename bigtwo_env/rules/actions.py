@@ -27,7 +27,7 @@ import operator
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -39,6 +39,10 @@ HASH_BITS = 16
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
+@overload
+def hash_slot(mask: np.ndarray, bits: int) -> np.ndarray: ...
+@overload
+def hash_slot(mask: int, bits: int) -> int: ...
 def hash_slot(mask: np.ndarray | int, bits: int) -> np.ndarray | int:
     """Slot of a card mask in the open-addressing id table (Fibonacci hashing)."""
     with np.errstate(over="ignore"):
@@ -102,8 +106,8 @@ def _candidates(variant: Variant) -> Iterable[tuple[int, ...]]:
     if variant.pair_chain:
         for start in range(0, 10):
             pairs = [list(itertools.combinations(by_rank[start + i], 2)) for i in range(3)]
-            for a, b, c in itertools.product(*pairs):
-                yield a + b + c
+            for low, middle, high in itertools.product(*pairs):
+                yield low + middle + high
 
 
 @dataclass(frozen=True, eq=False)

@@ -199,11 +199,14 @@ def _parse_tiers(value: Any) -> tuple[tuple[int, float], ...]:
         raise BadValue(_TIERS_ALLOWED)
     out: list[tuple[int, float]] = []
     for item in value:
-        ok = isinstance(item, (list, tuple)) and len(item) == 2
-        cards, multiplier = item if ok else (None, None)
-        ok = ok and is_whole(cards) and TIER_CARDS.low <= cards <= TIER_CARDS.high
-        ok = ok and is_number(multiplier) and TIER_MULTIPLIER.low < multiplier <= TIER_MULTIPLIER.high
-        if not ok or (out and cards <= out[-1][0]):
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise BadValue(_TIERS_ALLOWED)
+        cards, multiplier = item
+        if not (is_whole(cards) and TIER_CARDS.low <= cards <= TIER_CARDS.high):
+            raise BadValue(_TIERS_ALLOWED)
+        if not (is_number(multiplier) and TIER_MULTIPLIER.low < multiplier <= TIER_MULTIPLIER.high):
+            raise BadValue(_TIERS_ALLOWED)
+        if out and cards <= out[-1][0]:
             raise BadValue(_TIERS_ALLOWED)
         out.append((int(cards), float(multiplier)))
     return tuple(out)
