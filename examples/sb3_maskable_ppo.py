@@ -1,8 +1,18 @@
 """Stable-Baselines3: sb3-contrib's ``MaskablePPO`` on ``bigtwo/BigTwo-v1`` against heuristic opponents.
 
-    pip install -e ".[sb3]"                                   # stable-baselines3 and sb3-contrib
-    python examples/sb3_maskable_ppo.py --timesteps 200000    # train, then evaluate against the opponents
-    python examples/sb3_maskable_ppo.py --opponents random --timesteps 20000 --save ppo_bigtwo.zip
+    pip install -e ".[sb3]"     # stable-baselines3 and sb3-contrib
+    # past random play, about 2 minutes on 2 cores:
+    python examples/sb3_maskable_ppo.py --opponents none --timesteps 2048 --episodes 100
+    # 10,000 learner moves against heuristics (the default), about 10 minutes:
+    python examples/sb3_maskable_ppo.py --save ppo_bigtwo.zip
+
+How long: SB3's MLP policy scores all ~20,000 actions at every move, and the opponents play
+inside each env step one move at a time, so it trains at tens of learner moves a second on a
+2-core CPU. Measured on 2 cores shared with other jobs (load 3-5; median of 3 runs of 2,048
+moves): about 39 moves/s against random play and 16 against heuristics, and several times
+slower under heavier load (docs/results.md). 200,000 moves would take hours. The kit's own trainer
+(``bigtwo train``) scores only the legal plays and trains on batched self-play at 66-73k
+env-steps/s on the same cores.
 
 The Gymnasium env seats one learner against fixed opponents (``bigtwo.env.envs.gym_env``). Its
 observation is a ``Dict`` of the observation vector and the ~20,000-wide action mask; SB3's
@@ -61,7 +71,7 @@ def make_env(variant: str = "taiwan", opponents: Any = "heuristic", seat: int | 
 def train(
     variant: str = "taiwan",
     opponents: Any = "heuristic",
-    timesteps: int = 200_000,
+    timesteps: int = 10_000,
     seed: int = 0,
     verbose: int = 0,
     **ppo: Any,
@@ -123,7 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--variant", default="taiwan", help="variant name or YAML file (default: taiwan)")
     p.add_argument("--opponents", default="heuristic", help="agent name for the other seats, or 'none' for random play")
-    p.add_argument("--timesteps", type=int, default=200_000, help="learner moves to train for (default 200000)")
+    p.add_argument(
+        "--timesteps", type=int, default=10_000, help="learner moves to train for (default 10000: minutes, not hours)"
+    )
     p.add_argument("--episodes", type=int, default=500, help="matches to evaluate on (default 500)")
     p.add_argument("--seed", type=int, default=0, help="seed of the training and of the evaluation deals (default 0)")
     p.add_argument("--save", metavar="FILE", help="save the trained model (SB3's .zip)")

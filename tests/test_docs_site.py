@@ -5,7 +5,8 @@ strict build. The generated parts (docs/hooks.py) are checked against their sour
 ``observation.LAYOUT`` part with its index range, every training config field, every named
 variant's action count, one API section per module. The README's links into ``docs/`` must
 resolve, and the extras table of the getting-started page must name every extra pyproject.toml
-declares.
+declares. In Chromium at 1280 x 800 (the browser the web table's tests drive) no code block of
+any built page is cut off: long lines wrap, and a text diagram scrolls with a visible scrollbar.
 """
 
 from __future__ import annotations
@@ -149,3 +150,59 @@ def test_readme_links_resolve_and_the_extras_table_names_every_extra() -> None:
     listed = set(re.findall(r"^\| `([a-z0-9]+)` \|", table, flags=re.M))
     assert listed == set(extras), f"extras table: {sorted(listed)}; pyproject.toml: {sorted(extras)}"
     assert "docs" in extras["all"][0]
+
+
+# Each ``pre > code`` of a page: whether it shows all its text, its width unwrapped (a hidden copy
+# with ``white-space: pre``, laid out in the same place), and the styles that decide.
+_CODE_BLOCKS = """() => [...document.querySelectorAll('pre > code')].map(code => {
+    const probe = code.cloneNode(true);
+    probe.style.cssText = 'position: absolute; visibility: hidden; white-space: pre; width: max-content';
+    code.parentElement.appendChild(probe);
+    const natural = probe.getBoundingClientRect().width;
+    probe.remove();
+    const style = getComputedStyle(code);
+    const block = code.closest('[class*="language-"]');
+    return {
+        text: code.textContent.slice(0, 60), language: block ? block.className : '',
+        fits: code.scrollWidth <= code.clientWidth + 1, width: code.clientWidth, natural: natural,
+        overflowX: style.overflowX, whiteSpace: style.whiteSpace, scrollbar: style.scrollbarWidth,
+    };
+})"""
+
+
+@needs_mkdocs
+def test_no_code_block_is_cut_off_at_1280_px(site: Path, tmp_path: Path) -> None:
+    """Every built page at a 1280 x 800 viewport: a code block's long lines wrap, so all its text is
+    in view, except a text diagram (no language), which keeps its columns and scrolls with a
+    scrollbar. At least one block is wider than its column unwrapped (the set-up command), and a
+    screenshot of it lands in ``tmp_path``."""
+    from playwright.sync_api import sync_playwright
+    from test_web_browser import ARGS, CHROMIUM
+
+    pages = sorted(site.rglob("index.html"))
+    assert len(pages) >= 15
+    wrapped: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+        for html in pages:
+            page.goto(html.as_uri())
+            where = html.parent.relative_to(site).as_posix() or "index"
+            for block in page.evaluate(_CODE_BLOCKS):
+                if "language-text" in block["language"]:
+                    assert block["whiteSpace"] == "pre" and block["overflowX"] in ("auto", "scroll"), (where, block)
+                    assert block["scrollbar"] != "none", (where, block)
+                    continue
+                assert block["fits"] and block["whiteSpace"] == "pre-wrap", f"{where}: code cut off: {block}"
+                if block["natural"] > block["width"] + 1:
+                    wrapped.append(f"{where}: {block['text']}")
+        page.goto((site / "getting-started" / "index.html").as_uri())
+        setup = page.locator("pre > code", has_text="apt-get update").first
+        setup.scroll_into_view_if_needed()
+        shot = tmp_path / "getting-started-1280.png"
+        page.screenshot(path=str(shot))
+        box = setup.bounding_box()
+        browser.close()
+    assert any(w.startswith("getting-started:") for w in wrapped), wrapped  # the long set-up command wrapped
+    assert box is not None and box["x"] + box["width"] <= 1280, box
+    assert shot.stat().st_size > 10_000

@@ -204,6 +204,22 @@ def test_text_and_html_show_the_cards() -> None:
         bigtwo.env.envs.render.render_html(g, viewer=4)
 
 
+@pytest.mark.parametrize("action", [999999, 5, 0, np.int64(5)])
+def test_a_number_given_to_play_points_to_play_action(action: object) -> None:
+    g = short_game()
+    before = snapshot(g)
+    with pytest.raises(ValueError, match=rf"got the number {int(action)}: .*call game\.play_action\({int(action)}\)"):
+        g.play(action)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"ids 0\.\.19894; game\.legal_actions\(\) lists the legal ones"):
+        g.encode(action)  # type: ignore[arg-type]
+    assert same(before, snapshot(g))
+    with pytest.raises(ValueError, match="a play is card text") as refused:
+        g.play(True)  # type: ignore[arg-type]
+    assert "play_action" not in str(refused.value)  # a bool is no action id
+    g.play_action(g.encode("3C"))  # the way the error points to plays the id
+    assert g.history == [(0, ["3C"])]
+
+
 def test_play_action_checks_the_id() -> None:
     g = short_game()
     before = snapshot(g)

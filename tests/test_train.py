@@ -94,6 +94,42 @@ def test_default_config_is_taiwan_with_a_time_limit():
     assert "heuristic:weights=cards" in cfg.eval_opponents and cfg.final_eval_deals >= 2000, "the bar it must pass"
 
 
+def test_a_config_without_a_time_limit_says_so_at_its_start_and_its_pace_after_a_minute(tmp_path, capsys, monkeypatch):
+    """A run with ``time_limit_minutes: 0`` names, before anything else, the step it trains to and
+    how to stop it, on stderr (stdout stays the run's report); after ``PACE_AFTER_SECONDS`` of training
+    (0 here) it says once how long the rest takes at its measured rate. A run with a limit says neither."""
+    from bigtwo.train import pace
+
+    unlimited = [name for name in config_names() if load_config(name).time_limit_minutes == 0]
+    assert {"dmc", "ppo", "strong"} <= set(unlimited), unlimited  # the shipped configs that need the line
+    note = pace.no_limit_note(load_config("dmc"), 0, Path("runs/r"))
+    assert note is not None and "no time limit" in note and "trains to step 100,000,000" in note
+    assert "Ctrl-C" in note and "bigtwo train --resume runs/r" in note and "--set time_limit_minutes=N" in note
+    assert pace.no_limit_note(load_config("default"), 0, Path("runs/r")) is None
+
+    monkeypatch.setattr(pace, "PACE_AFTER_SECONDS", 0.0)
+    result = run_training(tiny(tmp_path, total_timesteps=512, time_limit_minutes=0))
+    out, err = capsys.readouterr()
+    assert result.global_step >= 512
+    start = "this config has no time limit (time_limit_minutes: 0): it trains to step 512 (512 steps to go)"
+    assert [line for line in err.splitlines() if "no time limit" in line][0].startswith(start), err
+    assert err.count("env-steps/s (this run's first") == 1, err  # the pace, said once
+    assert "steps left to step 512 take about" in err
+    assert "no time limit" not in out and "env-steps/s (this run's first" not in out
+
+    run_training(tiny(tmp_path / "limited", total_timesteps=512, time_limit_minutes=5))
+    assert "no time limit" not in capsys.readouterr().err
+
+
+def test_the_pace_of_a_run_without_a_time_limit_is_said_in_minutes_or_hours():
+    from bigtwo.train.pace import duration, pace_note
+
+    assert duration(30) == "about a minute" and duration(40 * 60) == "about 40 minutes"
+    assert duration(5.5 * 3600) == "about 5.5 hours"
+    line = pace_note(step=0, stop_step=324_000_000, steps_done=3_000_000, seconds=100.0)
+    assert "at 30,000 env-steps/s" in line and "the 324,000,000 steps left" in line and "about 3.0 hours" in line
+
+
 def test_overrides_are_checked():
     cfg = load_config("default", ["lr=1e-4", "num_envs=128", "baselines=[random]", "anneal_lr=false"])
     assert (cfg.lr, cfg.num_envs, cfg.baselines, cfg.anneal_lr) == (1e-4, 128, ["random"], False)

@@ -63,7 +63,7 @@ def _one_run(
         "runs_dir": runs_dir,
         "run_name": f"bench_{run}_{int(overlap)}_{precision}",
         "total_timesteps": 10**12,
-        "time_limit_minutes": 0,
+        "time_limit_minutes": 10**6,  # never reached: 0 would announce an endless run
         "eval_every": 0,
         "final_eval_deals": 0,
         "checkpoint_every": 10**12,

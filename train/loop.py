@@ -10,7 +10,8 @@ an update does with them (``update``). The rest is here and in ``bigtwo.train.ro
   ``RolloutWorker`` in this process (``bigtwo.train.rollout.LocalRollouts``, what ``bigtwo train``
   runs) or Ray actors that each own one (``bigtwo.train.ray.actors.RayRollouts``, ``bigtwo train --ray``);
 - ``start()``: resume from the run's newest checkpoint when there is one (network, optimizer,
-  the rollouts' matches, stores and leagues, random generators), start the progress bar;
+  the rollouts' matches, stores and leagues, random generators), start the progress bar; a run
+  without a time limit says so first, and after a minute how long the rest takes (``bigtwo.train.pace``);
 - ``next_update()``: count an update and set its learning rate (annealed linearly to 0 over
   ``total_timesteps`` when ``anneal_lr``);
 - ``rollout()``: the rollouts' batches of finished decisions (``bigtwo.train.rollout.Batch``), joined;
@@ -56,7 +57,7 @@ import torch
 
 from bigtwo.agents import make_agent
 from bigtwo.env.rules.variant import Variant, load_variant
-from bigtwo.train import signals
+from bigtwo.train import pace, signals
 from bigtwo.train.checkpoint import load_rng_state, rng_state
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.decisions import Decisions
@@ -148,6 +149,10 @@ class SelfPlay:
             load_rng_state(res["rng"], shuffle=self.shuffle)
             self.global_step, self.update = int(saved["global_step"]), int(saved["update"])
         cfg = self.cfg
+        note = pace.no_limit_note(cfg, self.global_step, self.run.dir)
+        if note is not None:  # a run that may go on for hours says so before anything else
+            self.run.notice(note)
+        self.pace_due = note is not None  # and, after a minute of training, how long the rest takes
         if saved is None and cfg.imitate:
             self.imitate()
         self.next_checkpoint = self._next_multiple(cfg.checkpoint_every)
@@ -266,6 +271,9 @@ class SelfPlay:
         run.log(scalars, self.global_step)
         shown = {"sps": f"{sps:,.0f}", "actors": f"{workers['charts/actors']:.0f}", "learner": f"{utilisation:.0%}"}
         run.advance(self.steps_this_update, {**shown, **postfix})
+        if self.pace_due and elapsed >= pace.PACE_AFTER_SECONDS:
+            run.notice(pace.pace_note(self.global_step, cfg.stop_step, self.global_step - self.start_step, elapsed))
+            self.pace_due = False
 
         if self.global_step >= self.next_snapshot:
             payload = self.payload()

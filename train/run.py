@@ -174,6 +174,14 @@ class Run:
         else:
             print(text, flush=True)
 
+    def notice(self, text: str) -> None:
+        """A line on stderr, beside the progress bar (under it when there is one): what the user
+        should know of the run itself, kept off stdout, where ``bigtwo bench --json`` writes."""
+        if self.bar is not None and not self.bar.disable:
+            self.bar.write(text, file=sys.stderr)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
     def out_of_time(self) -> bool:
         """Whether ``time_limit_minutes`` has passed in this process."""
         limit = self.cfg.time_limit_minutes

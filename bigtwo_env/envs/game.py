@@ -224,15 +224,23 @@ class Game:
     def play(self, cards: Cards) -> None:
         """Play ``cards`` for the seat to act: ``"3C 3D"``, ``["3C", "3D"]``, ``"pass"`` or ``[]``.
 
-        An illegal play raises ``ValueError`` saying why and changes nothing."""
+        An illegal play raises ``ValueError`` saying why and changes nothing; so does an action id
+        (a number), with the ``play_action`` call that plays it."""
         self.play_action(self.encode(cards))
 
     def encode(self, cards: Cards) -> int:
         """Action id of a play written as cards (``"pass"``, ``""`` and ``[]`` are pass, see
         ``bigtwo.env.rules.actions.parse_play``); ``ValueError`` if it is no play of the variant, or text
-        without a card such as ``","``."""
+        without a card such as ``","``. A bare number is no play: the error points to ``play_action``,
+        which takes action ids."""
         if isinstance(cards, np.ndarray):
             cards = cards.tolist()
+        if isinstance(cards, (int, np.integer)) and not isinstance(cards, bool):
+            raise ValueError(
+                f"a play is card text such as '3C 3D', a list of cards, or 'pass'; got the number {int(cards)}: "
+                f"to play an action id, call game.play_action({int(cards)}) (ids 0..{self.action_table.size - 1}; "
+                "game.legal_actions() lists the legal ones)"
+            )
         if cards is not None and (isinstance(cards, (bytes, bytearray)) or not isinstance(cards, (str, Sequence))):
             raise ValueError(f"a play is card text such as '3C 3D', a list of cards, or 'pass'; got {cards!r}")
         parsed = parse_play(cards)
