@@ -18,10 +18,14 @@ at) and ``no_strong`` (an empty such folder).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 NAMED_VARIANTS = ("hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan")
 
@@ -108,3 +112,50 @@ def no_strong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv(ENV_VAR, str(folder))
     return folder
+
+
+# ---------------------------------------------------------------- the kit as a package (tests/test_wheel.py, test_package.py)
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist and the wheel, built by ``python -m build`` from the checkout (no isolation: no downloads)."""
+    pytest.importorskip("build")
+    out = tmp_path_factory.mktemp("dist")
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return out
+
+
+@pytest.fixture(scope="session")
+def fresh_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtualenv with the wheel installed (its console script included); returns its folder."""
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    deps = next(p for p in map(Path, sys.path) if p.name == "site-packages" and (p / "numpy").is_dir())
+    (site / "zz_dependencies.pth").write_text(f"{deps}\n", encoding="utf-8")  # numpy, torch, ... not the kit
+    wheel = next(dist.glob("bigtwo-*.whl"))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-deps",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return venv

@@ -1,4 +1,4 @@
-"""The kit as a user installs it from a package: ``python -m build`` makes a wheel and an sdist
+"""The kit as a user installs it from a package (the ``dist`` and ``fresh_venv`` fixtures: tests/conftest.py): ``python -m build`` makes a wheel and an sdist
 that carry the shipped networks, the configs and the web page, and the wheel, installed into a
 fresh virtualenv outside the repository, trains, plays ``strong``, makes the Gymnasium env and
 serves the web table's page.
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tarfile
 import time
 import urllib.request
@@ -33,21 +32,6 @@ SHIPPED = (
 )
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sdist and the wheel, built by ``python -m build`` from the checkout (no isolation: no downloads)."""
-    pytest.importorskip("build")
-    out = tmp_path_factory.mktemp("dist")
-    done = subprocess.run(
-        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return out
-
-
 def test_the_wheel_and_the_sdist_carry_the_networks_configs_and_page(dist: Path) -> None:
     wheel = zipfile.ZipFile(next(dist.glob("bigtwo-*.whl")))
     names = set(wheel.namelist())
@@ -63,35 +47,6 @@ def _version() -> str:
     import bigtwo
 
     return bigtwo.__version__
-
-
-@pytest.fixture(scope="module")
-def fresh_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new virtualenv with the wheel installed (its console script included); returns its folder."""
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    deps = next(p for p in map(Path, sys.path) if p.name == "site-packages" and (p / "numpy").is_dir())
-    (site / "zz_dependencies.pth").write_text(f"{deps}\n", encoding="utf-8")  # numpy, torch, ... not the kit
-    wheel = next(dist.glob("bigtwo-*.whl"))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(venv / "bin" / "python"),
-            "install",
-            "-q",
-            "--no-deps",
-            str(wheel),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return venv
 
 
 def _run(venv: Path, args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
