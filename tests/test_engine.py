@@ -1,4 +1,4 @@
-"""Tests of the batched engine (bigtwo.env/engine.py) on its own terms.
+"""Tests of the batched engine (bigtwo_env/engine/engine.py) on its own terms.
 
 * A batch of N plays exactly like N single games with the same seeds (same states, legal lists,
   observations and step results at every step, sit-outs and ``autoreset`` included).

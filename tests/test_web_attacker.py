@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import play_agent
 from test_web_hostile import recv_error, recv_state
-from web_server import Server
+from web_server import Server, states_until
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -230,13 +230,7 @@ def person_turns(server: Server, room: dict[str, Any], seconds: float, source: s
     sent = None
     deadline = time.monotonic() + seconds
     with connect(ws_url(server, room), source_address=(source, 0), max_size=2**22) as ws:
-        while time.monotonic() < deadline:
-            try:
-                m = json.loads(ws.recv(timeout=max(0.05, deadline - time.monotonic())))
-            except TimeoutError:
-                break
-            if m["type"] != "state":
-                continue
+        for m in states_until(ws, deadline):
             if m["over"]:
                 ws.send(json.dumps({"type": "next_match"}))
                 sent = None

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import play_agent
-from web_server import ROOT, Server
+from web_server import ROOT, Server, states_until
 from websockets.sync.client import connect
 
 from bigtwo.agents.registry import make_agent
@@ -56,13 +56,7 @@ def moves_per_second(server: Server, room: str, seconds: float) -> float:
     with connect(f"{server.ws}ws/{room}", max_size=2**22) as ws:
         last: tuple[int, int] | None = None
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                m = json.loads(ws.recv(timeout=max(0.05, deadline - time.monotonic())))
-            except TimeoutError:
-                break
-            if m["type"] != "state":
-                continue
+        for m in states_until(ws, deadline):
             start = time.monotonic() if start is None else start
             if last is not None and (m["match"], m["seq"]) > last:
                 moves += m["seq"] - last[1] if m["match"] == last[0] else m["seq"]

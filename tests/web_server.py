@@ -10,8 +10,10 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +127,14 @@ class Server:
         self.proc.wait(timeout=30)
         self._reader.join(30)
         return self.proc.returncode, "".join(self._out)
+
+
+def states_until(ws: Any, deadline: float) -> Iterator[dict[str, Any]]:
+    """The ``state`` messages a websocket receives until ``deadline`` (``time.monotonic()``), others skipped."""
+    while time.monotonic() < deadline:
+        try:
+            m = json.loads(ws.recv(timeout=max(0.05, deadline - time.monotonic())))
+        except TimeoutError:
+            return
+        if m["type"] == "state":
+            yield m
