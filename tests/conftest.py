@@ -18,8 +18,12 @@ at) and ``no_strong`` (an empty such folder).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +45,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _exclusive_under_xdist(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under pytest-xdist (``-n 2``, the default), a test marked ``exclusive`` (one that measures the
+    server's timing, e.g. a live room's pace while replays run) has the machine to itself: it waits
+    for the other workers' current tests to end, and they start none while it runs. Every other test
+    holds a shared lock. A gate file keeps an exclusive test from waiting behind a stream of shared ones."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): the workers are not coordinated
+        worker = None
+    if not worker:
+        yield
+        return
+    base = Path(tempfile.gettempdir()) / f"bigtwo-tests-{os.environ.get('PYTEST_XDIST_TESTRUNUID', 'run')}"
+    exclusive = request.node.get_closest_marker("exclusive") is not None
+    with open(f"{base}.gate", "a+") as gate, open(f"{base}.lock", "a+") as lock:
+        if exclusive:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        else:
+            fcntl.flock(gate, fcntl.LOCK_SH)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                fcntl.flock(gate, fcntl.LOCK_UN)
 
 
 def play_agent(game: Any, agent: Any) -> list[str]:

@@ -31,6 +31,8 @@ from bigtwo.env.envs.game import Game
 from bigtwo.web.room import Room
 from bigtwo.web.store import Store
 
+pytestmark = pytest.mark.exclusive  # timing of a real server: no other test runs beside it (conftest)
+
 JAPAN = {"variant": "japan", "seats": ["person", "greedy", "greedy", "greedy"]}
 # the module server's limits: small, so that each is reached in a few requests; each test comes
 # from its own loopback address, a client of its own

@@ -25,6 +25,8 @@ from websockets.sync.client import connect
 from bigtwo.agents.registry import make_agent
 from bigtwo.env.envs.game import Game
 
+pytestmark = pytest.mark.exclusive  # timing of a real server: no other test runs beside it (conftest)
+
 STRONG_FILE = ROOT / "agents" / "pretrained" / "taiwan.pt"
 
 

@@ -42,6 +42,8 @@ from web_server import Server
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
+pytestmark = pytest.mark.exclusive  # timing of a real server: no other test runs beside it (conftest)
+
 PHASE = 2.5  # seconds a phase runs
 KEEP = 0.1  # the share of its moves per second alone a normal room keeps under attack
 TURN_LIMIT = 1.0  # seconds: the person's median wait for a turn against three strong, in every phase
