@@ -28,8 +28,8 @@ most one move of each lane; queued work is dropped, and so is work whose request
 coach request or replay whose client disconnected, a room deleted).
 
 **What the hub holds, bounded.** ``MAX_ROOMS`` rooms, ``Limits.rooms_per_client`` of them from
-one client; a room nobody is connected to and that has not changed for ``room_ttl`` seconds is
-deleted (from memory and the store), also across restarts. The agents are shared between the
+one client; a room nobody is connected to, that nobody has left and that has not changed for
+``room_ttl`` seconds is deleted (from memory and the store), also across restarts. The agents are shared between the
 rooms that use them and built once per agent and set of rules (a variant's name and description
 are no rules). Plain agents (a bare name or a checkpoint file, for a shipped variant's rules)
 are always buildable, so a default room can always be made; custom ones (options, or other
@@ -594,6 +594,8 @@ class Hub:
         if conn not in conns:
             return
         conns.discard(conn)
+        if not conns:
+            self.active[room_id] = time.time()  # the idle clock starts when the last one leaves
         left = self.sockets.get(conn.client, 1) - 1
         if left:
             self.sockets[conn.client] = left
@@ -605,7 +607,7 @@ class Hub:
             self.settle(room_id)
 
     def expire(self, now: float) -> list[str]:
-        """Delete the rooms nobody is connected to that have not changed for ``room_ttl`` seconds."""
+        """Delete the rooms nobody is connected to or has left, and unchanged, for ``room_ttl`` seconds."""
         gone = [
             rid
             for rid, room in self.rooms.items()
