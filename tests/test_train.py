@@ -876,3 +876,82 @@ def test_an_advised_checkpoint_plays_with_its_adviser(tmp_path):
     assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
     with pytest.raises(ValueError, match=r"field 'advice' has bad value 'nosuch'"):
         run_training(tiny(tmp_path / "bad", advice="nosuch"))
+
+
+def test_the_scratch_recipe_trains_a_house_rule_from_its_yaml_file(tmp_path):
+    """``bigtwo train --config scratch --set variant=examples/japan-chains.yaml`` (here tiny): no
+    advice, no warm start, the default heuristic only as a league opponent; the run trains on the
+    file's rules (pair chains on), and its checkpoint plays those rules in a tournament."""
+    from bigtwo.arena.tournament import run_tournament
+
+    house = str(ROOT / "examples" / "japan-chains.yaml")
+    recipe = load_config("scratch", [f"variant={house}"])
+    assert recipe.advice == recipe.imitate == "" and recipe.baselines == ["heuristic"] and recipe.league_baselines > 0
+    assert recipe.time_limit_minutes == 60 and recipe.final_eval_deals >= 2000 and "heuristic" in recipe.eval_opponents
+    variant = load_variant(house)
+    assert variant.pair_chain and variant.name == "japan-chains"
+    league = {k: getattr(recipe, k) for k in ("overlap", "league_self", "league_past", "league_baselines", "baselines")}
+    result = run_training(tiny(tmp_path, variant=house, advice=recipe.advice, imitate=recipe.imitate, **league))
+    assert ckpt.load(result.checkpoint)["model"]["kwargs"].get("advice", "") == ""
+    table = run_tournament(
+        variant,
+        [str(result.checkpoint), "heuristic", "heuristic", "heuristic"],
+        deals=4,
+        seed=7,
+        workers=1,
+        progress=False,
+    )
+    assert table.variant.pair_chain and table.payoff_at.shape == (4, 4) and (table.games_at == 4).all()
+
+
+def test_a_global_critic_reads_every_hand_while_the_policy_reads_only_its_view(tmp_path):
+    """``critic: global`` (PerfectDou): each decision is recorded with the global state of its game from
+    the deciding seat's view (every hand), the value is a critic network over it, the scores never
+    read it, the checkpoint plays without it (its value NaN, never a guess), and same seed, same run."""
+    from bigtwo import agents
+    from bigtwo.env.engine.engine import Engine
+    from bigtwo.env.engine.state import state_size
+    from bigtwo.train.loop import SelfPlay
+    from bigtwo.train.networks import build_network
+
+    cfg = tiny(tmp_path, critic="global", num_steps=8)
+    loop = SelfPlay(cfg)
+    loop.start()
+    worker = loop.rollouts.worker
+    seen: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def choose(obs, legal, counts, advised, state):
+        eng = worker.venv.engine
+        seen.append((obs.copy(), state.copy(), eng.observe().copy(), eng.global_state().copy()))
+        return worker.acting(obs, legal, counts, advised, state)
+
+    worker.play(choose)
+    assert seen and worker.store.state.shape[1] == state_size(4) == seen[0][1].shape[1]
+    for obs, state, every_obs, every_state in seen:
+        for o, s in zip(obs, state, strict=True):  # the row's own game, from the same seat's view
+            assert any((every_obs[g] == o).all() and (every_state[g] == s).all() for g in range(len(every_obs)))
+    recorded = np.concatenate([s for _, s, _, _ in seen])
+    assert (worker.store.state[: worker.store.size] == recorded).all()
+    loop.run.close()
+
+    first = run_training(tiny(tmp_path / "a", critic="global"))
+    again = run_training(tiny(tmp_path / "b", critic="global"))
+    assert same_weights(weights(first.checkpoint), weights(again.checkpoint))
+    saved = ckpt.load(first.checkpoint)["model"]
+    assert saved["kwargs"]["critic_size"] == state_size(4)
+    net = build_network(saved["kwargs"], load_variant("taiwan"))
+    net.load_state_dict(saved["state_dict"])
+    eng = Engine("taiwan", num_matches=8, seed=3)
+    ids, counts = eng.legal_actions()
+    obs, legal, n = eng.observe().copy(), ids.astype(np.int64), counts.astype(np.int64)
+    one, v1 = net.score_arrays(obs, legal, n, state=eng.global_state().copy())
+    other, v2 = net.score_arrays(obs, legal, n, state=np.random.default_rng(0).random((8, state_size(4)), np.float32))
+    blind, v0 = net.score_arrays(obs, legal, n)
+    assert torch.equal(one, other) and torch.equal(one, blind), "the policy never reads the global state"
+    assert not torch.equal(v1, v2) and torch.isnan(v0).all()
+    agent = agents.make_agent(str(first.checkpoint), "taiwan", seed=0)
+    acts = agent.act(obs, ids, counts)
+    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+    for bad, why in ((dict(algo="dmc"), "algo dmc has no value head"), (dict(imitate="greedy"), "imitate")):
+        with pytest.raises(ValueError, match=rf"field 'critic' is 'global' but .*{why}.*allowed: critic global"):
+            tiny(tmp_path / "bad", critic="global", **bad)

@@ -53,6 +53,7 @@ PRECISIONS = (
     "bfloat16",
     "auto",
 )  # the arithmetic of a network's passes (bigtwo.train.networks.compute_dtype)
+CRITICS = ("observation", "global")  # what PPO's value reads (bigtwo.train.networks.ActionScorer)
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,14 @@ class TrainConfig:
     state_layers: int = setting(2, Limit(1, 16), "Layers of the state encoder (an MLP over the observation).")
     pair_size: int = setting(64, Limit(1, 4_096), "Width of the (state, action) scorer, run once per legal play.")
     pair_layers: int = setting(1, Limit(1, 16), "Hidden layers of the (state, action) scorer.")
+    # PerfectDou's lever: a critic that sees every hand while the policy sees only its seat's view
+    critic: str = setting(
+        "observation",
+        ", ".join(CRITICS),
+        "What PPO's value reads: ``observation`` (the seat's own view, through the policy's encoder) or "
+        "``global`` (a separate critic network on the privileged ``global_state``, every hand; training "
+        "only: the policy still sees only its observation, and plays without it).",
+    )
 
     # --- optimisation
     # higher than CleanRL's 2.5e-4: the 0.01-scaled scorer output made 3e-4 learn slowly (approx_kl ~1e-5);
@@ -409,6 +418,8 @@ def _check(source: str, name: str, value: Any) -> Any:
             raise fail()
         if name == "precision" and value not in PRECISIONS:
             raise fail()
+        if name == "critic" and value not in CRITICS:
+            raise fail()
         if name == "device" and not DEVICE.match(value):
             raise fail()
         if name == "run_name" and ("/" in value or value in (".", "..")):
@@ -485,6 +496,12 @@ def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConf
         raise ValueError(f"{source}: league_self + league_past + league_baselines must be > 0")
     if cfg.league_baselines > 0 and not cfg.baselines:
         raise ValueError(f"{source}: field 'baselines' is empty but league_baselines > 0")
+    if cfg.critic == "global" and (cfg.algo != "ppo" or cfg.imitate):
+        why = "algo dmc has no value head" if cfg.algo != "ppo" else "the warm start (imitate) trains the value"
+        raise ValueError(
+            f"{source}: field 'critic' is 'global' but {why} on observations; allowed: critic global with algo ppo "
+            "and no imitate, else critic observation"
+        )
     return cfg
 
 

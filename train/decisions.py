@@ -43,7 +43,21 @@ import numpy as np
 
 from bigtwo.env.engine.jit import njit
 
-ROW_FIELDS = ("obs", "start", "counts", "env", "seat", "pick", "advised", "logprob", "value", "reward", "done", "next")
+ROW_FIELDS = (
+    "obs",
+    "state",
+    "start",
+    "counts",
+    "env",
+    "seat",
+    "pick",
+    "advised",
+    "logprob",
+    "value",
+    "reward",
+    "done",
+    "next",
+)
 
 
 def padded_legal(plays: np.ndarray, start: np.ndarray, counts: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -57,7 +71,7 @@ def padded_legal(plays: np.ndarray, start: np.ndarray, counts: np.ndarray, idx: 
     return np.where(valid, plays[pos], 0).astype(np.int64)
 
 
-TAKEN_FIELDS = ("obs", "counts", "pick", "advised", "logprob", "value")
+TAKEN_FIELDS = ("obs", "state", "counts", "pick", "advised", "logprob", "value")
 
 
 class _Rows:
@@ -65,6 +79,7 @@ class _Rows:
     ``plays[start[i] : start[i] + counts[i]]``): ``Decisions`` and ``DecisionStore`` alike."""
 
     obs: np.ndarray
+    state: np.ndarray  # the global state of each decision (``TrainConfig.critic: global``), else (rows, 0)
     start: np.ndarray
     counts: np.ndarray
     plays: np.ndarray
@@ -85,6 +100,7 @@ class _Rows:
         """Rows ``idx`` as arrays, the legal lists padded to the batch's widest."""
         return {
             "obs": self.obs[idx],
+            "state": self.state[idx],
             "legal": self.legal(idx),
             "counts": self.counts[idx],
             "pick": self.pick[idx],
@@ -104,6 +120,7 @@ class Decisions(_Rows):
 
     def __init__(self, rows: dict[str, np.ndarray], plays: np.ndarray, targets: dict[str, np.ndarray]) -> None:
         self.obs, self.counts = rows["obs"], rows["counts"]
+        self.state = rows["state"]
         self.pick, self.logprob, self.value = rows["pick"], rows["logprob"], rows["value"]
         self.advised = rows["advised"]  # the adviser's slot (bigtwo.train.advice), -1 without advice
         self.plays = plays
@@ -131,8 +148,8 @@ class DecisionStore(_Rows):
     so memory follows the number of legal plays, not the widest list (thousands of plays at the
     start of a 26-card hand)."""
 
-    def __init__(self, num_envs: int, players: int, obs_size: int, capacity: int = 4096) -> None:
-        self.num_envs, self.players, self.obs_size = num_envs, players, obs_size
+    def __init__(self, num_envs: int, players: int, obs_size: int, capacity: int = 4096, state_size: int = 0) -> None:
+        self.num_envs, self.players, self.obs_size, self.state_size = num_envs, players, obs_size, state_size
         self.size = 0
         self.plays_size = 0
         self.last = np.full((num_envs, players), -1, np.int64)  # pending decision per (slot, seat)
@@ -140,6 +157,7 @@ class DecisionStore(_Rows):
 
     def _alloc(self, capacity: int, plays: int) -> None:
         self.obs = np.zeros((capacity, self.obs_size), np.float32)
+        self.state = np.zeros((capacity, self.state_size), np.float32)  # global states, for a global critic
         self.start = np.zeros(capacity, np.int64)  # first of its legal plays in ``plays``
         self.counts = np.zeros(capacity, np.int32)
         self.env = np.zeros(capacity, np.int32)
@@ -179,15 +197,23 @@ class DecisionStore(_Rows):
         logprob: np.ndarray,
         value: np.ndarray,
         advised: np.ndarray | None = None,
+        state: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Add one decision per row (slots ``env``, seats ``seat``, legal plays ``legal[:, :counts]``);
-        returns their indices and links each to the previous pending decision of its (slot, seat)."""
+        """Add one decision per row (slots ``env``, seats ``seat``, legal plays ``legal[:, :counts]``,
+        global states ``state`` where the store keeps them); returns their indices and links each to
+        the previous pending decision of its (slot, seat)."""
         k = len(env)
         counts = np.asarray(counts)
         flat = legal[np.arange(legal.shape[1])[None, :] < counts[:, None]]  # row by row
         self._grow(k, len(flat))
         idx = np.arange(self.size, self.size + k)
         self.obs[idx] = obs
+        if self.state_size:
+            if state is None:
+                raise ValueError(
+                    f"this store keeps each decision's global state ({self.state_size} numbers): give state"
+                )
+            self.state[idx] = state
         self.start[idx] = self.plays_size + np.cumsum(counts) - counts
         self.plays[self.plays_size : self.plays_size + len(flat)] = flat
         self.plays_size += len(flat)
@@ -261,7 +287,7 @@ class DecisionStore(_Rows):
         n, m = len(state["counts"]), len(state["plays"])
         self._alloc(max(n, 16), max(m, 128))
         for name in ROW_FIELDS:
-            if name == "advised" and name not in state:  # a checkpoint from before advice
+            if name in ("advised", "state") and name not in state:  # a checkpoint from before advice, critic
                 continue
             getattr(self, name)[:n] = state[name]
         self.plays[:m] = state["plays"]

@@ -42,7 +42,12 @@ class Acting:
         self.generators: dict[str, Any] = {"explore": self.explore}
 
     def __call__(
-        self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: np.ndarray | None = None
+        self,
+        obs: np.ndarray,
+        legal: np.ndarray,
+        counts: np.ndarray,
+        advised: np.ndarray | None = None,
+        state: np.ndarray | None = None,  # no global critic here (TrainConfig refuses it for dmc)
     ) -> tuple[np.ndarray, ...]:
         q, _ = self.net.score_arrays(obs, legal, counts, advised)
         n = len(counts)

@@ -12,6 +12,13 @@ within its size, 0..1); the network scores each legal (state, play) pair:
     score   = w . h                                     -> logits (PPO) or Q values (DMC)
     value   = v . s                                     (PPO's critic)
 
+With ``critic_size`` (``TrainConfig.critic: global``) the value comes instead from a critic network of
+its own over the privileged global state (every hand; ``bigtwo.env.engine.state``), as in PerfectDou:
+
+    value   = Critic(global_state)                      (training only: the policy never reads it)
+
+``forward`` then takes the global state as ``state``; without it (playing) the value is NaN.
+
 The legal plays of a batch are flattened (``M = sum(legal_counts)``) so the cost follows the
 number of legal plays, not the padded width; the scores are then put back into a padded
 ``(B, L)`` array whose padding holds ``-inf``, and only then does anything take a softmax.
@@ -125,7 +132,8 @@ class ActionScorer(nn.Module):
     """Scores the legal plays of each decision, plus a state value; see the module docstring.
 
     ``forward(obs (B, D), legal_ids (B, L) long, legal_counts (B,) long)`` returns ``(scores
-    (B, L) with -inf past each row's count, value (B,))``, float32. With ``precision`` ``bfloat16``
+    (B, L) with -inf past each row's count, value (B,))``, float32; with ``critic_size`` the value
+    reads ``state (B, critic_size)``, the global state (NaN without it). With ``precision`` ``bfloat16``
     (or ``auto`` on a device that has it) the passes run under ``torch.autocast``: the matmuls in
     bfloat16, the weights (and their gradients) float32."""
 
@@ -143,6 +151,7 @@ class ActionScorer(nn.Module):
         advice: str = "",
         adviser: Adviser | None = None,
         precision: str = "float32",
+        critic_size: int = 0,
     ) -> None:
         super().__init__()
         compute_dtype(precision, "cpu")  # refuses an unknown precision now, not at the first pass
@@ -159,6 +168,8 @@ class ActionScorer(nn.Module):
         )
         if advice:
             self.kwargs["advice"] = advice  # only when set: checkpoints without advice keep their kwargs
+        if critic_size:
+            self.kwargs["critic_size"] = critic_size  # likewise
         self.advice = advice
         self.adviser = adviser  # asked by ``score_arrays`` when no advised slots are given
         self.register_buffer("features", torch.as_tensor(features, dtype=torch.float32), persistent=False)
@@ -176,7 +187,18 @@ class ActionScorer(nn.Module):
             pair += [layer_init(nn.Linear(pair_size, pair_size)), nn.ReLU()]
         self.pair = nn.Sequential(*pair)
         self.score = layer_init(nn.Linear(pair_size, 1), std=score_std)
-        self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
+        self.critic_size = critic_size
+        self.value: nn.Module
+        if critic_size:  # a critic of its own over the global state (the encoder serves only the policy)
+            self.value = nn.Sequential(
+                layer_init(nn.Linear(critic_size, hidden_size)),
+                nn.ReLU(),
+                layer_init(nn.Linear(hidden_size, hidden_size)),
+                nn.ReLU(),
+                layer_init(nn.Linear(hidden_size, 1), std=1.0),
+            )
+        else:
+            self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
 
     def forward(
         self,
@@ -184,12 +206,13 @@ class ActionScorer(nn.Module):
         legal_ids: torch.Tensor,
         legal_counts: torch.Tensor,
         advised: torch.Tensor | None = None,
+        state: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         dtype = compute_dtype(self.precision, obs.device.type)
         if dtype is None:
-            return self._forward(obs, legal_ids, legal_counts, advised)
+            return self._forward(obs, legal_ids, legal_counts, advised, state)
         with torch.autocast(obs.device.type, dtype=dtype):
-            scores, value = self._forward(obs, legal_ids, legal_counts, advised)
+            scores, value = self._forward(obs, legal_ids, legal_counts, advised, state)
         return scores.float(), value.float()
 
     def _forward(
@@ -198,11 +221,17 @@ class ActionScorer(nn.Module):
         legal_ids: torch.Tensor,
         legal_counts: torch.Tensor,
         advised: torch.Tensor | None,
+        global_state: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         if self.advice_size and advised is None:
             raise ValueError(f"this network is advised by {self.advice!r}: forward needs the advised slots")
         state = self.state_encoder(obs)
-        value = self.value(state).squeeze(-1)
+        if not self.critic_size:
+            value = self.value(state).squeeze(-1)
+        elif global_state is not None:
+            value = self.value(global_state).squeeze(-1)
+        else:  # playing: no one may read every hand, and nothing needs the value
+            value = torch.full(obs.shape[:1], float("nan"), device=obs.device)
         if self.fused_pairs(obs):
             return self._fused_scores(state, legal_ids, legal_counts, advised), value
         valid = legal_mask(legal_counts, legal_ids.shape[1])
@@ -256,10 +285,12 @@ class ActionScorer(nn.Module):
         legal_ids: np.ndarray,
         legal_counts: np.ndarray,
         advised: np.ndarray | None = None,
+        state: np.ndarray | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``forward`` on NumPy arrays, moved to the network's device, without gradients: the
-        scores of each row's legal plays (padding ``-inf``) and the values. An advised network
-        asks its adviser when ``advised`` is not given."""
+        scores of each row's legal plays (padding ``-inf``) and the values (a global critic's from
+        ``state``, the rows' global states). An advised network asks its adviser when ``advised``
+        is not given."""
         device = self.features.device
         if advised is None:
             advised = self.advise(obs, legal_ids, legal_counts)
@@ -268,6 +299,7 @@ class ActionScorer(nn.Module):
             torch.as_tensor(np.asarray(legal_ids).astype(np.int64), device=device),
             torch.as_tensor(np.asarray(legal_counts).astype(np.int64), device=device),
             None if advised is None else torch.as_tensor(np.asarray(advised, np.int64), device=device),
+            None if state is None else torch.as_tensor(np.asarray(state, np.float32), device=device),
         )
 
 

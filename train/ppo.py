@@ -17,6 +17,9 @@ three functions run in ``bigtwo train`` and, spread over Ray actors, in ``bigtwo
   new one in the step that ended it, and the chains are cut there) bootstraps from nothing.
   A decision whose seat has not acted again before the rollout ends is carried to the next
   rollout, where it finishes (the usual bootstrap from a rollout's last state, per seat).
+- **Critic.** The value reads the seat's observation through the policy's encoder, or with
+  ``critic: global`` a critic network of its own reads the global state (every hand) recorded with
+  each decision (PerfectDou); the policy's scores never see it.
 - **Loss.** Clipped surrogate + (clipped) value loss - entropy bonus, as in PPO2/CleanRL.
 """
 
@@ -45,9 +48,14 @@ class Acting:
         self.generators: dict[str, Any] = {"sampler": self.sampler}
 
     def __call__(
-        self, obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: np.ndarray | None = None
+        self,
+        obs: np.ndarray,
+        legal: np.ndarray,
+        counts: np.ndarray,
+        advised: np.ndarray | None = None,
+        state: np.ndarray | None = None,
     ) -> tuple[np.ndarray, ...]:
-        scores, value = self.net.score_arrays(obs, legal, counts, advised)
+        scores, value = self.net.score_arrays(obs, legal, counts, advised, state)
         logp_all = torch.log_softmax(scores, dim=1)  # padding is -inf: probability 0
         pick = torch.multinomial(logp_all.exp(), 1, generator=self.sampler)
         logp = logp_all.gather(1, pick).squeeze(1)
@@ -86,6 +94,7 @@ def update(
                 torch.as_tensor(b["legal"].astype(np.int64), device=device),
                 counts,
                 torch.as_tensor(b["advised"], device=device) if net.advice_size else None,
+                torch.as_tensor(b["state"], device=device) if net.critic_size else None,
             )
             valid = legal_mask(counts, scores.shape[1])
             logp_all = masked_log_softmax(scores, valid)

@@ -57,6 +57,7 @@ import numpy as np
 import torch
 
 from bigtwo.env.engine.observation import obs_size
+from bigtwo.env.engine.state import state_size
 from bigtwo.env.envs.vector import VectorEnv
 from bigtwo.env.rules.variant import Variant
 from bigtwo.train.advice import make_adviser
@@ -67,9 +68,9 @@ from bigtwo.train.episodes import Episodes
 from bigtwo.train.league import League
 from bigtwo.train.networks import ActionScorer, action_features
 
-# (obs, legal ids, legal counts, the adviser's slots or None) of the learner's deciding rows
-#   -> (pick, log-probability, value)
-Choose = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], tuple[np.ndarray, np.ndarray, np.ndarray]]
+# (obs, legal ids, legal counts, the adviser's slots or None) of the learner's deciding rows, and their
+# global states after these when the critic reads them (``critic: global``) -> (pick, log-probability, value)
+Choose = Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def trainer_module(algo: str) -> ModuleType:
@@ -95,6 +96,7 @@ def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
         advice=cfg.advice,
         adviser=make_adviser(cfg.advice, variant),
         precision=cfg.precision,
+        critic_size=state_size(variant.players) if cfg.critic == "global" else 0,
     )
 
 
@@ -172,8 +174,13 @@ class RolloutWorker:
         )
         players = variant.players
         slack = self.algo.STORE_SLACK
+        self.critic_size = net.critic_size  # record each decision's global state for the critic
         self.store = DecisionStore(
-            num_envs, players, self.venv.obs_size, capacity=num_envs * (cfg.num_steps + slack * players)
+            num_envs,
+            players,
+            self.venv.obs_size,
+            capacity=num_envs * (cfg.num_steps + slack * players),
+            state_size=self.critic_size,
         )
         self.episodes = Episodes(num_envs)
         self.acting = self.algo.Acting(net, cfg, seed, device)
@@ -199,9 +206,14 @@ class RolloutWorker:
             if rows.size:
                 obs, legal, counts = v.obs[rows], v.legal[rows], v.counts[rows]
                 advised = None if self.adviser is None else self.adviser.picks(obs, legal, counts)
-                pick, logprob, value = choose(obs, legal, counts, advised)
+                if self.critic_size:  # the global state of each deciding row, from its seat's view
+                    state = self.venv.engine.global_state()[rows]
+                    pick, logprob, value = choose(obs, legal, counts, advised, state)
+                else:
+                    state = None
+                    pick, logprob, value = choose(obs, legal, counts, advised)
                 actions[rows] = legal[np.arange(rows.size), pick]
-                store.record(rows, v.seat[rows], obs, legal, counts, pick, logprob, value, advised)
+                store.record(rows, v.seat[rows], obs, legal, counts, pick, logprob, value, advised, state)
             for agent, opp_rows in league.opponent_groups(learner):
                 actions[opp_rows] = agent.act(v.obs[opp_rows], v.legal[opp_rows], v.counts[opp_rows])
             obs, rewards, ended, _, info = self.venv.step(actions)
