@@ -220,6 +220,33 @@ def test_shipped_strong_trusts_its_network(monkeypatch):
     assert make_agent("strong", "taiwan", seed=0).trust == SHIPPED_TRUST["taiwan"] == 4.0
 
 
+def test_every_named_variant_ships_a_network_that_plays_its_rules(monkeypatch):
+    """``strong`` exists for each of the five named variants: its file loads for the variant's rules
+    (hong-kong under ``collect``, the scoring it trained on), plays only legal plays, is the
+    advised recipe's (``configs/train/advised.yaml``) and says what made it (``bigtwo ladder --list``)."""
+    pytest.importorskip("torch")
+    from conftest import NAMED_VARIANTS
+
+    from bigtwo.arena.ladder import describe_shipped
+
+    monkeypatch.delenv(ENV_VAR, raising=False)  # the package's own files
+    assert shipped_variants() == list(NAMED_VARIANTS)
+    for name in NAMED_VARIANTS:
+        variant = load_variant(name, **({"scoring": "collect"} if name == "hong-kong" else {}))
+        agent = make_agent("strong:simulations=0", variant, seed=0)
+        record = agent.provenance
+        assert record is not None and record["steps"] >= 20_000_000, name
+        assert "--config advised" in record["sessions"][0]["command"], name
+        eng = Engine(variant, num_matches=8, seed=1)
+        for _ in range(3):
+            ids, n = eng.legal_actions()
+            acts = agent.act(eng.observe(), ids, n)
+            assert all(a in ids[g, : n[g]] for g, a in enumerate(acts)), name
+            eng.step(acts)
+    listing = describe_shipped()
+    assert all(f"\n{name} (0." in listing for name in NAMED_VARIANTS) and listing.count("trained by:") == 5
+
+
 def test_strong_trust_keeps_the_networks_play_unless_clearly_beaten(strong_dir):
     from bigtwo.agents.heuristic import BIG
     from bigtwo.agents.search import SearchAgent

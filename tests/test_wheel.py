@@ -23,6 +23,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = (
     "bigtwo/agents/pretrained/hong-kong.pt",
+    "bigtwo/agents/pretrained/japan.pt",
+    "bigtwo/agents/pretrained/online-cn.pt",
+    "bigtwo/agents/pretrained/pusoy-dos.pt",
     "bigtwo/agents/pretrained/taiwan.pt",
     "bigtwo/configs/train/default.yaml",
     "bigtwo/configs/variants/taiwan.yaml",

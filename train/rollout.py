@@ -174,7 +174,8 @@ class RolloutWorker:
         )
         players = variant.players
         slack = self.algo.STORE_SLACK
-        self.critic_size = net.critic_size  # record each decision's global state for the critic
+        # record each decision's global state for a critic that reads it (``critic: global``)
+        self.critic_size = state_size(players) if cfg.critic == "global" else 0
         self.store = DecisionStore(
             num_envs,
             players,
