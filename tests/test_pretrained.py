@@ -342,3 +342,23 @@ def test_play_defaults_to_strong_where_shipped(strong_dir, no_strong, monkeypatc
     text = _start_up(variant="taiwan", players=3)
     assert "Opponents: heuristic (strong (" in text and "players: 4 (trained) vs 3 (here)" in text
     assert "Opponents:" not in _start_up(variant="taiwan", opponents="random")
+
+
+def test_provenance_names_the_command_as_it_was_typed(tmp_path):
+    """``bigtwo train ...`` is recorded as ``bigtwo train ...``; ``python -m bigtwo.cli train ...``
+    as itself, not as the ``__main__.py`` file it runs."""
+    script = "from bigtwo.train.provenance import command_line; print(command_line())"
+    bare = subprocess.run([sys.executable, "-c", script, "x"], capture_output=True, text=True, check=True)
+    assert bare.stdout.strip() == "-c x"
+    probe = tmp_path / "probe"
+    (probe / "pkg").mkdir(parents=True)
+    (probe / "pkg" / "__init__.py").write_text("")
+    (probe / "pkg" / "__main__.py").write_text(script + "\n")
+    as_module = subprocess.run(
+        [sys.executable, "-m", "pkg", "train", "--config", "scratch"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=probe,
+    )
+    assert as_module.stdout.strip() == "python -m pkg train --config scratch"

@@ -70,8 +70,12 @@ def code_version() -> dict[str, Any]:
 
 
 def command_line() -> str:
-    """This process's command line, its program shortened to the file name (``bigtwo train ...``)."""
+    """This process's command line, its program shortened to the file name (``bigtwo train ...``), or
+    to ``python -m PACKAGE`` for a package run with ``-m`` (``python -m bigtwo.cli train ...``)."""
     argv = list(sys.argv) or ["python"]
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if Path(argv[0]).name == "__main__.py" and spec is not None and spec.name.endswith(".__main__"):
+        return shlex.join(["python", "-m", spec.name.removesuffix(".__main__"), *argv[1:]])
     return shlex.join([Path(argv[0]).name or argv[0], *argv[1:]])
 
 

@@ -67,8 +67,9 @@ SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+collect"), "cards": ("cards", "default")}
 # the trust (``bigtwo.agents.search``: standard errors a candidate must beat the network's best play by) that
 # ``strong`` plays with the file shipped for a variant, where measured better than the plain search
-# (docs/strong.md, "The networks shipped now"); not with ``network=PATH``, ``trust=...`` or ``schedule=halving``
-SHIPPED_TRUST: dict[str, float] = {"hong-kong": 4.0, "taiwan": 4.0}
+# (docs/strong.md, "The networks shipped now"); the three later files take the same (docs/strong.md says what
+# was measured of them); not with ``network=PATH``, ``trust=...`` or ``schedule=halving``
+SHIPPED_TRUST: dict[str, float] = {name: 4.0 for name in ("hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan")}
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
