@@ -10,8 +10,9 @@ did not need to search (the only legal play, or one that goes out) comes alone, 
 Elsewhere the ``heuristic`` agent's preferences rank the legal plays (higher is better, no unit),
 and ``why`` says so.
 
+>>> from bigtwo.env import load_variant
 >>> from bigtwo.env.envs.game import Game
->>> game = Game("japan", seed=3)
+>>> game = Game(load_variant("japan", players=3), seed=3)  # no network is shipped for 3-player japan
 >>> coach = Coach(game.variant)
 >>> coach.agent_name, coach.kind
 ('heuristic', 'preference')
