@@ -414,7 +414,7 @@ def test_rollout_asks_the_trainer_only_for_the_learners_real_decisions(tmp_path)
     learner_seat = worker.league.learner_seat.copy()
     asked: list[np.ndarray] = []
 
-    def choose(obs, legal, counts, advised):
+    def choose(obs, legal, counts, advised, state):
         assert (counts > 1).all() and obs.shape == (len(counts), worker.venv.obs_size)
         asked.append(legal[np.arange(len(counts)), counts - 1])  # the last legal play of each row
         n = len(counts)

@@ -70,7 +70,7 @@ def teacher_decisions(cfg: TrainConfig, variant: Variant, scale: float, seed: in
     )
 
     def choose(
-        obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: np.ndarray | None
+        obs: np.ndarray, legal: np.ndarray, counts: np.ndarray, advised: np.ndarray | None, state: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         action = np.asarray(teacher.act(obs, legal, counts))
         pick = np.argmax(legal == action[:, None], axis=1)

@@ -68,9 +68,12 @@ from bigtwo.train.episodes import Episodes
 from bigtwo.train.league import League
 from bigtwo.train.networks import ActionScorer, action_features
 
-# (obs, legal ids, legal counts, the adviser's slots or None) of the learner's deciding rows, and their
-# global states after these when the critic reads them (``critic: global``) -> (pick, log-probability, value)
-Choose = Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
+# (obs, legal ids, legal counts, the adviser's slots or None, the global states or None) of the learner's
+# deciding rows -> (pick, log-probability, value); the global states only when the critic reads them
+Choose = Callable[
+    [np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None],
+    tuple[np.ndarray, np.ndarray, np.ndarray],
+]
 
 
 def trainer_module(algo: str) -> ModuleType:
@@ -79,6 +82,12 @@ def trainer_module(algo: str) -> ModuleType:
     if algo not in ALGOS:
         raise ValueError(f"unknown algo {algo!r}; allowed: {', '.join(ALGOS)}")
     return importlib.import_module(f"{__package__}.{algo}")
+
+
+def critic_size(cfg: TrainConfig, players: int) -> int:
+    """Numbers of the global state a decision keeps for the critic: ``state_size(players)`` with
+    ``critic: global``, else 0 (the value reads the observation)."""
+    return state_size(players) if cfg.critic == "global" else 0
 
 
 def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
@@ -96,7 +105,7 @@ def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
         advice=cfg.advice,
         adviser=make_adviser(cfg.advice, variant),
         precision=cfg.precision,
-        critic_size=state_size(variant.players) if cfg.critic == "global" else 0,
+        critic_size=critic_size(cfg, variant.players),
     )
 
 
@@ -174,8 +183,7 @@ class RolloutWorker:
         )
         players = variant.players
         slack = self.algo.STORE_SLACK
-        # record each decision's global state for a critic that reads it (``critic: global``)
-        self.critic_size = state_size(players) if cfg.critic == "global" else 0
+        self.critic_size = critic_size(cfg, players)  # each decision's global state, for a critic that reads it
         self.store = DecisionStore(
             num_envs,
             players,
@@ -207,12 +215,9 @@ class RolloutWorker:
             if rows.size:
                 obs, legal, counts = v.obs[rows], v.legal[rows], v.counts[rows]
                 advised = None if self.adviser is None else self.adviser.picks(obs, legal, counts)
-                if self.critic_size:  # the global state of each deciding row, from its seat's view
-                    state = self.venv.engine.global_state()[rows]
-                    pick, logprob, value = choose(obs, legal, counts, advised, state)
-                else:
-                    state = None
-                    pick, logprob, value = choose(obs, legal, counts, advised)
+                # the global state of each deciding row, from its seat's view, where the critic reads it
+                state = self.venv.engine.global_state()[rows] if self.critic_size else None
+                pick, logprob, value = choose(obs, legal, counts, advised, state)
                 actions[rows] = legal[np.arange(rows.size), pick]
                 store.record(rows, v.seat[rows], obs, legal, counts, pick, logprob, value, advised, state)
             for agent, opp_rows in league.opponent_groups(learner):
