@@ -194,6 +194,12 @@ class Agent:
         if init is not None and not getattr(init, "records_options", False):
             cls.__init__ = _recording(init)  # type: ignore[method-assign]
 
+    def act_unchecked(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
+        """``act`` without the input checks: only for arrays an ``Engine`` made (a search's copies, a
+        network's adviser), where the checks would cost more than the play."""
+        act = type(self).act
+        return getattr(act, "__wrapped__", act)(self, obs, legal_ids, legal_counts)
+
     def check_inputs(
         self, obs: object, legal_ids: object, legal_counts: object
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

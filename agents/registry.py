@@ -54,6 +54,8 @@ from bigtwo.agents.loaders import (
     register_loader,
     unregister_loader,
 )
+from bigtwo.agents.lookahead import DEFAULT_PLIES, DEFAULT_SAMPLES, LookaheadAgent
+from bigtwo.agents.lookahead import DEFAULT_TOP_K as LOOKAHEAD_TOP_K
 from bigtwo.agents.search import DEFAULT_TOP_K, INFERENCES, MAX_SCALE, SCALES, SCHEDULES, SearchAgent
 from bigtwo.agents.spec import LIGHT, NETWORK, SEARCH, AgentSpec, Option
 from bigtwo.env.engine.engine import THREADS
@@ -65,8 +67,10 @@ from bigtwo.env.rules.variant import Variant, load_variant
 WEB_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its largest, MAX_SCALE times the given one)
 WEB_SECONDS = 1.0  # seconds of search a move
 WEB_TOP_K = 10  # candidate plays
+WEB_SAMPLES = 48  # lookahead: guesses of the hidden hands a move
 WEB_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the web server's event loop
 
+LOOKAHEAD = "lookahead"  # the search that plays the network at every seat (bigtwo.agents.lookahead)
 _OPTION = re.compile(r"^[A-Za-z_]\w*=")  # a "key=value" option part of an agent name
 
 # ---------------------------------------------------------------- the options
@@ -134,6 +138,78 @@ def _strong_options() -> tuple[Option, ...]:
     return (*(replace(o, part="network") for o in NETWORK_OPTIONS), *search, trust, network)
 
 
+def _network_option(doc: str) -> Option:
+    return Option("network", "text", None, doc, web=False)
+
+
+LOOKAHEAD_OPTIONS = (
+    *(replace(o, part="network") for o in NETWORK_OPTIONS),
+    Option(
+        "samples", "count", DEFAULT_SAMPLES, "guesses of the hidden hands a move", part="search", web_high=WEB_SAMPLES
+    ),
+    Option("top_k", "count", LOOKAHEAD_TOP_K, "the network's best plays searched", part="search", web_high=WEB_TOP_K),
+    Option(
+        "plies",
+        "count",
+        DEFAULT_PLIES,
+        "own later turns before the value head reads the position; -1: every copy played to the end",
+        low=-1,
+        part="search",
+        web_high=2,
+    ),
+    Option(
+        "trust",
+        "number",
+        None,
+        "standard errors a candidate must beat the network's best play by",
+        low=0,
+        part="search",
+    ),
+    Option(
+        "threads",
+        "count",
+        None,
+        "engine threads stepping the copies; default one per core",
+        part="search",
+        web_high=WEB_THREADS,
+    ),
+    _network_option(
+        "a run's checkpoint or exported file instead of the shipped network; scratch: the one trained from scratch"
+    ),
+)
+
+
+def _network_path(variant: Variant, network: Any, who: str) -> Path:
+    """The weight file ``who`` (an agent name) plays: the shipped one for ``variant`` (``network``
+    None), the from-scratch one (``scratch``) or the file ``network`` names."""
+    if network is None:
+        return pretrained.weights_path(variant)
+    if network == pretrained.SCRATCH:
+        return pretrained.scratch_path(variant)
+    path = Path(str(network)).expanduser()
+    if not path.is_file():
+        raise ValueError(
+            f"{who}:network={network!r} is not a file; give a run's checkpoint or an exported .pt file "
+            "(or leave network out for the shipped one)"
+        )
+    return path
+
+
+def _lookahead(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
+    """Determinized lookahead (``bigtwo.agents.lookahead``) in which every seat plays the network shipped
+    for ``variant`` (or ``network``); ``options`` are checked against its declaration."""
+    spec = AGENT_SPECS[LOOKAHEAD]
+    search = {k: v for k, v in options.items() if spec.option(k).part == "search"}
+    network_options = {k: v for k, v in options.items() if spec.option(k).part == "network"}
+    path = _network_path(variant, options.get("network"), LOOKAHEAD)
+    pretrained.need_torch()
+    policy: Any = load_agent(path, variant, seed, same_rules=True, label=LOOKAHEAD, **network_options)
+    policy.scores_threads = 1
+    agent = LookaheadAgent(variant, policy, seed=seed, **search)
+    agent.provenance = policy.provenance
+    return agent
+
+
 def _web_rollouts(options: Mapping[str, Any]) -> None:
     """On the web, ``scale=cards`` (up to ``MAX_SCALE`` times ``simulations`` a move) stays within ``WEB_SIMULATIONS``."""
     simulations = options.get("simulations")
@@ -167,18 +243,16 @@ def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
         others = ", ".join(sorted(k for k in given if k != "simulations"))
         raise ValueError(f"strong:simulations=0 is the network alone; it takes no search option ({others})")
     network = options.get("network")
-    if network is None:
-        path = pretrained.weights_path(variant)
-        trust = pretrained.SHIPPED_TRUST.get(variant.name)
-        if trust is not None and not network_only and "trust" not in given and search["schedule"] == "even":
-            search["trust"] = trust  # measured for the shipped file
-    else:
-        path = Path(str(network)).expanduser()
-        if not path.is_file():
-            raise ValueError(
-                f"strong:network={network!r} is not a file; give a run's checkpoint or an exported .pt file "
-                "(or leave network out for the shipped one)"
-            )
+    path = _network_path(variant, network, pretrained.STRONG)
+    trust = pretrained.SHIPPED_TRUST.get(variant.name)
+    if (
+        network is None
+        and trust is not None
+        and not network_only
+        and "trust" not in given
+        and search["schedule"] == "even"
+    ):
+        search["trust"] = trust  # measured for the shipped file
     pretrained.need_torch()
     # Any: a trained agent (bigtwo.train's PolicyAgent, above this layer), with scores_threads and provenance
     policy: Any = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **network_options)
@@ -231,6 +305,16 @@ SPECS: tuple[AgentSpec, ...] = (
         parts={"search": SearchAgent, "network": ".pt"},  # the network: loaded by the .pt loader
         internal=("prior", "path", "same_rules", "label"),  # the network is the prior; the file and its name, strong's
         web_rule=_web_rollouts,
+    ),
+    AgentSpec(
+        LOOKAHEAD,
+        _lookahead,
+        "determinized lookahead in which every seat plays the shipped network (needs torch)",
+        options=LOOKAHEAD_OPTIONS,
+        cost=SEARCH,
+        kernels=NETWORK_KERNELS,
+        parts={"search": LookaheadAgent, "network": ".pt"},
+        internal=("policy", "path", "same_rules", "label"),  # the network; its file and name, the factory's
     ),
 )
 AGENT_SPECS: dict[str, AgentSpec] = {spec.name: spec for spec in SPECS}

@@ -110,12 +110,16 @@ def test_the_declared_options_are_the_signatures_keywords(spec: AgentSpec) -> No
 
 
 def test_every_name_is_declared_once_and_builds_its_class() -> None:
-    assert list(AGENT_SPECS) == [s.name for s in SPECS] == ["random", "greedy", "heuristic", "search", "strong"]
+    assert (
+        list(AGENT_SPECS)
+        == [s.name for s in SPECS]
+        == ["random", "greedy", "heuristic", "search", "strong", "lookahead"]
+    )
     for name, cls in AGENTS.items():
         assert AGENT_SPECS[name].build is cls and cls.name == name
         agent = make_agent(name, TAIWAN, seed=0)
         assert type(agent) is cls and repr(agent) == f"{cls.__name__}('taiwan')"
-    assert set(AGENT_SPECS) - set(AGENTS) == {pretrained.STRONG}  # the one factory
+    assert set(AGENT_SPECS) - set(AGENTS) == {pretrained.STRONG, "lookahead"}  # the two factories of a shipped network
 
 
 def test_the_network_modes_are_the_policy_agents() -> None:
@@ -197,7 +201,7 @@ def test_the_hubs_lanes_and_threads_follow_the_declared_costs(tmp_path: Path) ->
     from bigtwo.web.room import MAX_AGENT_THREADS
 
     assert LIGHT_LANE == tuple(s.name for s in SPECS if s.cost == LIGHT) == ("random", "greedy", "heuristic")
-    assert SEARCHERS == tuple(s.name for s in SPECS if s.cost == SEARCH) == ("search", "strong")
+    assert SEARCHERS == tuple(s.name for s in SPECS if s.cost == SEARCH) == ("search", "strong", "lookahead")
     for name in SEARCHERS:  # the hub gives them threads: they must take the option
         assert "threads" in AGENT_SPECS[name].option_names(web=True)
     built = Agents({})._build("search:simulations=4", TAIWAN)

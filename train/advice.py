@@ -48,7 +48,7 @@ class Adviser:
         """The adviser's play as a position in each row's legal list, int64 ``(B,)``
         (``NO_ADVICE`` where a row has no legal play)."""
         counts = np.asarray(counts)
-        action = np.asarray(self.agent.act(obs, legal, counts))
+        action = np.asarray(self.agent.act_unchecked(obs, legal, counts))  # the engine's own arrays
         hit = (np.asarray(legal) == action[:, None]) & (np.arange(legal.shape[1])[None, :] < counts[:, None])
         return np.where(hit.any(axis=1), hit.argmax(axis=1), NO_ADVICE).astype(np.int64)
 

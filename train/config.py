@@ -141,8 +141,9 @@ class TrainConfig:
     )
     total_timesteps: int = setting(
         12_000_000,
-        Limit(1, BIG),
-        "Environment steps to train for (one step = one decision in each of ``num_envs`` matches).",
+        Limit(0, BIG),
+        "Environment steps to train for (one step = one decision in each of ``num_envs`` matches); 0: no "
+        "self-play steps (only the warm start or the expert rounds).",
     )
     stop_at_timesteps: int = setting(
         0,
@@ -274,7 +275,30 @@ class TrainConfig:
     imitate_decisions: int = setting(
         1_000_000, Limit(1, 10**9), "Warm start: decisions of the teacher (every seat) to learn from."
     )
-    imitate_epochs: int = setting(3, Limit(1, 100), "Warm start: passes over the teacher's decisions.")
+    imitate_epochs: int = setting(
+        3, Limit(1, 100), "Warm start and expert rounds: passes over the teacher's decisions."
+    )
+    init_from: str = setting(
+        "",
+        "'' (random weights), shipped, or a checkpoint / exported .pt file",
+        "Start the network from these weights instead of random ones: ``shipped`` (the variant's shipped "
+        "network) or a file; its network fields (sizes, advice, critic) must be this run's.",
+    )
+
+    # --- expert iteration (train/expert.py): the search teaches the network it searches with
+    expert: str = setting(
+        "",
+        "a lookahead spec without network, e.g. lookahead:samples=16,trust=1, or '' (none)",
+        "Expert iteration: each round this search, searching with the network as trained so far, plays "
+        "every seat and the network learns its plays and the games' payoffs; '' = none.",
+    )
+    expert_rounds: int = setting(0, Limit(0, 1_000), "Expert iteration: rounds before the self-play steps.")
+    expert_decisions: int = setting(
+        100_000, Limit(1, 10**9), "Expert iteration: the search's decisions (every seat) each round learns from."
+    )
+    expert_lr: float = setting(
+        3e-4, Limit(0, 1, open_low=True), "Expert iteration: Adam learning rate of each round's learning."
+    )
 
     # --- checkpoints, logs, evaluation
     checkpoint_every: int = setting(
@@ -501,6 +525,21 @@ def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConf
         raise ValueError(
             f"{source}: field 'critic' is 'global' but {why} on observations; allowed: critic global with algo ppo "
             "and no imitate, else critic observation"
+        )
+    if cfg.init_from and cfg.imitate:
+        raise ValueError(
+            f"{source}: fields 'init_from' and 'imitate' are both set, and the warm start would overwrite the "
+            "weights started from; allowed: one of them"
+        )
+    if cfg.expert_rounds > 0 and not cfg.expert:
+        raise ValueError(
+            f"{source}: field 'expert_rounds' is {cfg.expert_rounds} but 'expert' is empty; "
+            "allowed: an expert search, e.g. lookahead:samples=16,trust=1"
+        )
+    if cfg.expert and (cfg.algo != "ppo" or cfg.critic != "observation"):
+        raise ValueError(
+            f"{source}: field 'expert' is set but the search needs a policy and a value of the observation; "
+            "allowed: expert with algo ppo and critic observation"
         )
     return cfg
 

@@ -43,6 +43,7 @@ import numpy as np
 import torch
 
 from bigtwo.agents import make_agent
+from bigtwo.agents.base import Agent
 from bigtwo.env.rules.variant import Variant
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.decisions import Decisions, mc_returns
@@ -51,11 +52,21 @@ from bigtwo.train.networks import ActionScorer, legal_mask, masked_log_softmax
 from bigtwo.train.rollout import RolloutWorker
 
 
-def teacher_decisions(cfg: TrainConfig, variant: Variant, scale: float, seed: int) -> Decisions:
-    """At least ``cfg.imitate_decisions`` finished decisions of ``cfg.imitate`` playing every seat
-    (``cfg.num_envs`` matches at once), each with its return (``targets["returns"]``: the seat's
-    scaled payoffs to the end of its match); ``pick`` is the teacher's play in each legal list."""
-    teacher = make_agent(cfg.imitate, variant, seed=seed)
+def teacher_decisions(
+    cfg: TrainConfig,
+    variant: Variant,
+    scale: float,
+    seed: int,
+    teacher: Agent | None = None,
+    decisions: int | None = None,
+) -> Decisions:
+    """At least ``decisions`` (default ``cfg.imitate_decisions``) finished decisions of ``teacher``
+    (default: the agent ``cfg.imitate`` names) playing every seat (``cfg.num_envs`` matches at once),
+    each with its return (``targets["returns"]``: the seat's scaled payoffs to the end of its match);
+    ``pick`` is the teacher's play in each legal list."""
+    if teacher is None:
+        teacher = make_agent(cfg.imitate, variant, seed=seed)
+    wanted = cfg.imitate_decisions if decisions is None else decisions
     self_play = dataclasses.replace(cfg, league_self=1.0, league_past=0.0, league_baselines=0.0, num_steps=64)
     net = torch.nn.Identity()  # never called: the teacher picks every play
     worker = RolloutWorker(
@@ -79,7 +90,7 @@ def teacher_decisions(cfg: TrainConfig, variant: Variant, scale: float, seed: in
 
     parts: list[Decisions] = []
     total = 0
-    while total < cfg.imitate_decisions:
+    while total < wanted:
         worker.play(choose)
         store = worker.store
         n = store.size

@@ -96,6 +96,10 @@ def check_agents(cfg: TrainConfig, variant: Variant) -> None:
         + (["imitate"] if cfg.imitate else [])
         + (["advice"] if cfg.advice else [])
     )
+    if cfg.expert:
+        from bigtwo.train.expert import expert_options
+
+        expert_options(cfg.expert)
     for name in fields:
         value = getattr(cfg, name)
         for agent in [value] if isinstance(value, str) else value:
@@ -129,6 +133,7 @@ class SelfPlay:
         self.shuffle = np.random.default_rng([cfg.seed, 2])  # minibatch order
         self.episodes = Episodes(0)  # the games the rollouts report, logged per update
         self.global_step, self.update, self.lr = 0, 0, cfg.lr
+        self.expert_round = 0  # expert iteration: rounds done (bigtwo.train.expert)
         self.rejected = 0
         run = self.run
         self.rollouts = rollouts(
@@ -148,13 +153,17 @@ class SelfPlay:
             self.rollouts.load_state_dict(res)
             load_rng_state(res["rng"], shuffle=self.shuffle)
             self.global_step, self.update = int(saved["global_step"]), int(saved["update"])
+            self.expert_round = int(res.get("expert_round", 0))
         cfg = self.cfg
         note = pace.no_limit_note(cfg, self.global_step, self.run.dir)
         if note is not None:  # a run that may go on for hours says so before anything else
             self.run.notice(note)
         self.pace_due = note is not None  # and, after a minute of training, how long the rest takes
+        if saved is None and cfg.init_from:
+            self.init_weights()
         if saved is None and cfg.imitate:
             self.imitate()
+        self.expert_rounds()
         self.next_checkpoint = self._next_multiple(cfg.checkpoint_every)
         self.next_eval = self._next_multiple(cfg.eval_every)
         self.next_snapshot = self._next_multiple(cfg.snapshot_every) if cfg.league_past > 0 else math.inf
@@ -177,6 +186,46 @@ class SelfPlay:
             f"warm start: {scalars['imitation/decisions']:,.0f} decisions of {self.cfg.imitate}{matched}, "
             f"{scalars['imitation/seconds']:.0f} s"
         )
+
+    def init_weights(self) -> None:
+        """Start from ``cfg.init_from``'s weights (``shipped``: the variant's shipped network); ``ValueError``
+        when its network fields differ from the run's."""
+        from bigtwo.agents import pretrained
+        from bigtwo.train import checkpoint as ckpt
+
+        source = self.cfg.init_from
+        path = pretrained.weights_path(self.variant) if source == "shipped" else Path(source).expanduser()
+        if not path.is_file():
+            raise ValueError(
+                f"field 'init_from' has bad value {source!r}: no such file; allowed: shipped or a .pt file"
+            )
+        payload = ckpt.load(path)
+        theirs, ours = dict(payload["model"]["kwargs"]), dict(self.net.kwargs)
+        differ = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
+        if differ:
+            said = "; ".join(f"{k}: {theirs.get(k)!r} there, {ours.get(k)!r} here" for k in differ)
+            raise ValueError(f"field 'init_from' names {path}, whose network differs from this run's ({said})")
+        self.net.load_state_dict(payload["model"]["state_dict"])
+        self.run.say(f"starting from the weights of {path} ({int(payload.get('global_step', 0)):,} steps)")
+
+    def expert_rounds(self) -> None:
+        """Expert iteration's rounds still to play (``bigtwo.train.expert``), each checkpointed; stops
+        early when the time limit passes or a signal asks."""
+        if not self.cfg.expert or self.expert_round >= self.cfg.expert_rounds:
+            return
+        from bigtwo.train.expert import expert_round
+
+        while self.expert_round < self.cfg.expert_rounds and not self.run.out_of_time() and signals.requested() is None:
+            scalars = expert_round(self.net, self.cfg, self.variant, self.scale, self.device, self.expert_round)
+            self.expert_round += 1
+            self.run.log(scalars, self.expert_round)
+            self.run.say(
+                f"expert round {self.expert_round}/{self.cfg.expert_rounds}: {scalars['expert/decisions']:,.0f} "
+                f"decisions of {self.cfg.expert}, the network matched {scalars['expert/matched_before']:.1%} of its "
+                f"plays before and {scalars['expert/accuracy']:.1%} after, {scalars['expert/seconds']:.0f} s"
+            )
+            self._sync_acting()
+            self.last_checkpoint = self.save_checkpoint()
 
     def _next_multiple(self, every: int) -> float:
         return (self.global_step // every + 1) * every if every > 0 else math.inf
@@ -304,7 +353,11 @@ class SelfPlay:
     def save_checkpoint(self) -> Path:
         """A resumable checkpoint: the policy plus the optimizer, the learner's random generators
         and the rollouts' state (matches, stores, leagues, their generators)."""
-        resume = {"optimizer": self.optimizer.state_dict(), **self.rollouts.state_dict()}
+        resume = {
+            "optimizer": self.optimizer.state_dict(),
+            **self.rollouts.state_dict(),
+            "expert_round": self.expert_round,
+        }
         resume["rng"] = {**resume.get("rng", {}), **rng_state(shuffle=self.shuffle)}
         return self.run.save(self.payload(), resume)
 

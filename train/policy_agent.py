@@ -62,6 +62,9 @@ class PolicyAgent(Agent):
     name = "policy"
     unlisted = ("label",)  # its name, not an option
     provenance: dict[str, Any] | None = None  # set by load_policy_agent from the checkpoint
+    # what the value head's output is in payoff units: the run's reward scale (set by load_policy_agent
+    # from the checkpoint's config: its ``reward_scale``, or 1 / the trained variant's worst payoff)
+    value_scale: float = 1.0
     # torch threads for ``scores`` (None: torch's setting). Search sets 1: a one-position forward
     # gains nothing from more, and idle torch threads spinning after it slow the rollouts' threads
     # (measured: strong's median move 12.4 -> 8.5 ms, slowest 53 -> 46 ms, on 2 cores).
@@ -121,6 +124,33 @@ class PolicyAgent(Agent):
                 s, _ = self.net.score_arrays(np.asarray(obs, np.float32)[rows], legal_ids[rows, :width], counts[rows])
             out[rows, :width] = s.double().cpu().numpy()
         return out
+
+    @torch.no_grad()
+    def evaluate(
+        self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The network's scores of each row's legal plays (float64 ``(B, L)``, ``-inf`` beyond each
+        row's count; every count at least 1) and its value of each row's observation in payoff units
+        (its value head's output divided by ``value_scale``; NaN for a network whose critic read the
+        global state, which playing never has). Unchecked: for engines' own arrays (search)."""
+        counts = np.asarray(legal_counts)
+        width = max(int(counts.max()), 1) if counts.size else 1
+        with _torch_threads(self.scores_threads):
+            s, v = self.net.score_arrays(np.asarray(obs, np.float32), np.asarray(legal_ids)[:, :width], counts)
+        out = np.full((len(counts), np.asarray(legal_ids).shape[1]), -np.inf)
+        out[:, :width] = s.double().cpu().numpy()
+        return out, v.double().cpu().numpy() / self.value_scale
+
+    @torch.no_grad()
+    def values(self, obs: np.ndarray) -> np.ndarray:
+        """The value head's estimate of each observation's game payoff for its seat, float64 ``(B,)``
+        (payoff units: divided by ``value_scale``); NaN for a network with a global critic."""
+        with _torch_threads(self.scores_threads):
+            x = torch.as_tensor(np.asarray(obs, np.float32), device=self.device)
+            if self.net.critic_size:
+                return np.full(len(x), np.nan)
+            v = self.net.value(self.net.state_encoder(x)).squeeze(-1)
+        return v.double().cpu().numpy() / self.value_scale
 
     def state_dict(self) -> dict:
         """RNG states (the weights are fixed)."""
@@ -227,4 +257,6 @@ def policy_agent_from_payload(
     dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
     agent = PolicyAgent(play, net, seed=seed, mode=mode, device=dev, label=label or Path(who).stem)
     agent.provenance = payload.get("provenance")
+    scale = float((payload.get("config") or {}).get("reward_scale") or 0.0)
+    agent.value_scale = scale if scale > 0 else 1.0 / -trained.worst_payoff
     return agent

@@ -12,7 +12,9 @@ unless ``opponent_weights`` is given as well. The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
 ``strong:simulations=0`` plays the network alone (best-scored play), and the search's options
 (its declaration, ``bigtwo.agents.registry.AGENT_SPECS["strong"]``, lists them) change the search.
-``strong:network=PATH`` searches on top of another network (a run's
+``strong:network=scratch`` plays the network trained from scratch for the variant (``scratch/<variant
+name>.pt`` here: no advice and no imitation, ``configs/train/scratch.yaml``; docs/results.md#from-scratch),
+where one is shipped. ``strong:network=PATH`` searches on top of another network (a run's
 checkpoint or an exported file, trained on the variant's rules) instead of the shipped one, so two
 networks' ``strong`` can meet at one table.
 The files:
@@ -70,6 +72,9 @@ STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+co
 # (docs/strong.md, "The networks shipped now"); the three later files take the same (docs/strong.md says what
 # was measured of them); not with ``network=PATH``, ``trust=...`` or ``schedule=halving``
 SHIPPED_TRUST: dict[str, float] = {name: 4.0 for name in ("hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan")}
+SCRATCH = (
+    "scratch"  # strong:network=scratch: the from-scratch network in this folder's scratch/ (no advice, no imitation)
+)
 NETWORK_ONLY = "strong-network"  # the name of strong:simulations=0
 ENV_VAR = "BIGTWO_PRETRAINED_DIR"  # overrides the folder
 SUFFIX = ".pt"
@@ -115,6 +120,22 @@ def weights_path(variant: Variant | str) -> Path:
     raise ValueError(
         f"the {STRONG!r} agent has no trained weights for variant {name!r} in {pretrained_dir()}; {have} "
         f"(export a run's checkpoint with `python -m bigtwo.train.export RUN_DIR --variant {name}`, or play another agent)"
+    )
+
+
+def scratch_path(variant: Variant | str) -> Path:
+    """The from-scratch network for ``variant``'s name (``scratch/<name>.pt`` in the folder:
+    ``strong:network=scratch``); ``ValueError`` naming the variants that have one."""
+    name = _name(variant)
+    folder = pretrained_dir() / SCRATCH
+    path = folder / f"{name}{SUFFIX}"
+    if FILE_NAME.match(name) and path.is_file():
+        return path
+    have = sorted(p.stem for p in folder.glob(f"*{SUFFIX}") if p.is_file()) if folder.is_dir() else []
+    raise ValueError(
+        f"no from-scratch network for variant {name!r} in {folder}; "
+        f"{'variants with one: ' + ', '.join(have) if have else 'none is shipped there'} "
+        f"(train one with `bigtwo train --config scratch --set variant={name}`, then pass its checkpoint as network=PATH)"
     )
 
 

@@ -1,0 +1,255 @@
+"""Determinized lookahead on a learned policy and value: the search that plays with the network.
+
+Per move (for a seat with more than one legal play, none of which ends the game at once):
+
+1. **Candidates.** The network scores every legal play; its ``top_k`` best are the candidates
+   (its prior), its best play the *favourite*.
+2. **Determinization.** ``samples`` guesses of the hidden hands consistent with what the seat
+   knows (``bigtwo.agents.determinize``: the cards it has not seen, dealt so each seat holds as
+   many as it does), each loaded into an ``Engine`` with the game's recent moves, so that the
+   network reads there what it would read at the real table.
+3. **Lookahead.** In every (guess, candidate) copy the candidate is played, then **every seat
+   plays the network** (its best-scored play) until the observer is to play again for the
+   ``plies + 1``-th time, or the game ends. All copies of all positions asked in one ``act`` call
+   step together, one network pass per step.
+4. **Leaf.** A finished game counts its payoff for the observer; otherwise the network's value
+   head reads the observer's observation at that point (its estimate of the game's payoff). With
+   ``plies=-1`` every copy is played to the end instead (no value head; slow).
+5. **Choice.** The candidate with the best mean over the guesses (each candidate on the same
+   guesses); with ``trust=Z`` the favourite stands unless another candidate beats it on the same
+   guesses by more than ``Z`` standard errors of the paired difference.
+
+The network must have a value head of the observation (``PolicyAgent.evaluate`` gives scores and
+values; a network trained with ``critic: global`` has none and is refused). Only the observation
+and the legal list are read: the hidden hands are sampled, never peeked. Same seed, same choices.
+
+>>> from bigtwo.env.engine.engine import Engine
+>>> from bigtwo.agents.pretrained import weights_path
+>>> from bigtwo.train.policy_agent import load_policy_agent
+>>> eng = Engine("taiwan", num_matches=2, seed=3)
+>>> net = load_policy_agent(weights_path("taiwan"), "taiwan", device="cpu")
+>>> agent = LookaheadAgent(eng.variant, net, seed=0, samples=4, plies=-1)
+>>> ids, n = eng.legal_actions()
+>>> [int(a) in ids[g, :n[g]].tolist() for g, a in enumerate(agent.act(eng.observe(), ids, n))]
+[True, True]
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Protocol
+
+import numpy as np
+
+from bigtwo.agents.base import Agent
+from bigtwo.agents.determinize import Seen, deal_hands, read_position
+from bigtwo.agents.search import _paired_z
+from bigtwo.env.checks import check_count, is_finite_number
+from bigtwo.env.engine.engine import Engine
+from bigtwo.env.rules.variant import Variant
+
+DEFAULT_SAMPLES = 32
+DEFAULT_TOP_K = 4
+DEFAULT_PLIES = -1
+MAX_STEPS = 400  # a guard: every game ends long before this
+ROUND_ROWS = 64  # engines are kept in sizes of this times a power of two (spare rows sit out)
+
+
+class Evaluator(Protocol):
+    """A network that scores legal plays and values positions (``bigtwo.train.policy_agent.PolicyAgent``)."""
+
+    def evaluate(
+        self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(B, L) scores (-inf padding) and (B,) values in payoff units (NaN: no value head)."""
+        ...
+
+    def values(self, obs: np.ndarray) -> np.ndarray:
+        """(B,) values in payoff units."""
+        ...
+
+
+class LookaheadAgent(Agent):
+    """Determinized lookahead in which every seat plays the network ``policy`` (see the module docstring).
+
+    ``samples``: guesses of the hidden hands per move; ``top_k``: the network's best plays
+    searched; ``plies``: the observer's own later turns played inside the lookahead before the
+    value head is read (0: read at its next turn; -1: no value head, play every copy out);
+    ``trust``: standard errors by which a candidate must beat the network's best play to replace
+    it (``None``: the best mean wins); ``threads``: the engine's threads stepping the copies (default
+    one per core; the choices do not depend on it)."""
+
+    name = "lookahead"
+    provenance: dict[str, Any] | None = None  # what made its network (set by the registry)
+
+    def __init__(
+        self,
+        variant: Variant,
+        policy: Evaluator,
+        seed: int | None = None,
+        samples: int = DEFAULT_SAMPLES,
+        top_k: int = DEFAULT_TOP_K,
+        plies: int = DEFAULT_PLIES,
+        trust: float | None = None,
+        threads: int | None = None,
+    ) -> None:
+        super().__init__(variant, seed)
+        if not callable(getattr(policy, "evaluate", None)) or not callable(getattr(policy, "values", None)):
+            raise ValueError(f"policy must have evaluate() and values() methods (a PolicyAgent), got {policy!r}")
+        self.network = policy
+        self.samples = check_count("samples", samples, "guesses of the hidden hands per move")
+        self.top_k = check_count("top_k", top_k, "the network's best plays searched")
+        if isinstance(plies, bool) or not isinstance(plies, int | np.integer) or plies < -1:
+            raise ValueError(f"plies must be an integer >= -1 (own later turns; -1: play to the end), got {plies!r}")
+        self.plies = int(plies)
+        if trust is not None and not (is_finite_number(trust) and trust >= 0):
+            raise ValueError(f"trust must be a number >= 0 (standard errors) or None, got {trust!r}")
+        self.trust = None if trust is None else float(trust)
+        self.threads = (
+            None if threads is None else check_count("threads", threads, "engine threads; default one per core")
+        )
+        self.sim_variant = (
+            variant if variant.games == 1 and variant.target_score == 0 else variant.replace(games=1, target_score=0)
+        )
+        self._engines: dict[int, Engine] = {}
+        self.stats = {"moves": 0, "searched": 0, "copies": 0, "seconds": 0.0}
+        self.last_values: dict[int, float] = {}  # mean value of each candidate of the last searched row
+
+    def _engine(self, rows: int) -> Engine:
+        """An engine of at least ``rows`` games: ``ROUND_ROWS`` times a power of two, so few sizes are kept."""
+        size = ROUND_ROWS * (1 << max(0, math.ceil(math.log2(-(-rows // ROUND_ROWS)))))
+        if size not in self._engines:
+            self._engines[size] = Engine(self.sim_variant, num_matches=size, seed=0, threads=self.threads)
+        return self._engines[size]
+
+    # ------------------------------------------------------------ acting
+
+    def act(self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray) -> np.ndarray:
+        start = time.perf_counter()
+        ids = np.asarray(legal_ids).astype(np.int64)
+        counts = np.asarray(legal_counts).astype(np.int64)
+        out = np.where(counts > 0, ids[:, 0], -1).astype(np.int64)
+        rows = np.flatnonzero(counts > 1)
+        if rows.size:
+            scores, _ = self.network.evaluate(obs[rows], ids[rows], counts[rows])
+            jobs: list[tuple[int, Seen, np.ndarray]] = []
+            for i, g in enumerate(rows):
+                n = int(counts[g])
+                order = np.argsort(-scores[i, :n], kind="stable")
+                out[g] = ids[g, order[0]]
+                seen = read_position(np.asarray(obs[g]), self.variant, self.table, self._places())
+                plays = ids[g, :n]
+                if (self.table.sizes[plays] >= seen.left[0]).any():  # a play that ends the game: take it
+                    out[g] = plays[int(np.argmax(self.table.sizes[plays]))]
+                    continue
+                cands = ids[g, order[: self.top_k]]
+                if len(cands) > 1:
+                    jobs.append((int(g), seen, cands))
+            if jobs:
+                for (row, _, cands), best in zip(jobs, self._search(jobs), strict=True):
+                    out[row] = cands[best]
+                self.stats["searched"] += len(jobs)
+        self.stats["moves"] += len(counts)
+        self.stats["seconds"] += time.perf_counter() - start
+        return out
+
+    def _places(self) -> np.ndarray:
+        eng = self._engine(1)
+        return eng.rules.places
+
+    def _search(self, jobs: list[tuple[int, Seen, np.ndarray]]) -> list[int]:
+        """The chosen candidate's index for each job, all jobs' copies stepped together."""
+        S = self.samples
+        P = self.variant.players
+        sizes = [S * len(c) for _, _, c in jobs]
+        total = sum(sizes)
+        eng = self._engine(total)
+        hands = np.zeros((total, P), dtype=np.uint64)
+        played = np.zeros((total, P), dtype=np.uint64)
+        table_action = np.zeros(total, dtype=np.int64)
+        table_seat = np.full(total, -1, dtype=np.int64)
+        passes = np.zeros(total, dtype=np.int64)
+        opening = np.full(total, -1, dtype=np.int64)
+        hist_action = np.full((total, len(jobs[0][1].hist_action)), -1, dtype=np.int64)
+        hist_seat = np.full_like(hist_action, -1)
+        passed_on = np.zeros((total, *jobs[0][1].passed_on.shape), dtype=np.int64)
+        first = np.full(eng.num_matches, -1, dtype=np.int64)  # the engine's spare rows (an older search's) sit out
+        at = 0
+        for _, seen, cands in jobs:
+            C = len(cands)
+            block = slice(at, at + S * C)
+            hands[block] = np.repeat(deal_hands(self.rng, seen, S), C, axis=0)  # guess-major: row = s * C + c
+            played[block] = seen.played
+            table_action[block], table_seat[block] = seen.table, seen.table_seat
+            passes[block], opening[block] = seen.passes, seen.opening
+            hist_action[block], hist_seat[block], passed_on[block] = seen.hist_action, seen.hist_seat, seen.passed_on
+            first[block] = np.tile(cands, S)
+            at += S * C
+        eng.set_position(
+            slice(0, total), hands, played, 0, table_action, table_seat, passes, opening,
+            hist_action=hist_action, hist_seat=hist_seat, passed_on=passed_on,
+        )  # fmt: skip
+        eng.step(first)
+        values = self._play_out(eng, total)
+        self.stats["copies"] += total
+        chosen = []
+        at = 0
+        for _, _, cands in jobs:
+            C = len(cands)
+            v = values[at : at + S * C].reshape(S, C)
+            at += S * C
+            means = v.mean(axis=0)
+            best = int(np.argmax(means))
+            if self.trust is not None:
+                d = v - v[:, :1]  # the favourite is candidate 0
+                z = _paired_z(d.sum(axis=0), (d * d).sum(axis=0), float(S), float(S))
+                beats = z > self.trust
+                best = int(np.argmax(np.where(beats, means, -np.inf))) if beats.any() else 0
+            self.last_values = {int(a): float(m) for a, m in zip(cands, means, strict=True)}
+            chosen.append(best)
+        return chosen
+
+    def _play_out(self, eng: Engine, total: int) -> np.ndarray:
+        """Every seat plays the network in the first ``total`` copies until each copy's leaf (see the
+        module docstring); the observer's value there, in payoff units."""
+        rows = eng.num_matches
+        live = np.zeros(rows, dtype=bool)
+        live[:total] = True
+        turns = np.full(rows, self.plies, dtype=np.int64)  # the observer's own turns still to play
+        leaf = np.zeros(rows, dtype=bool)  # stopped at the observer's turn: the value head reads it
+        obs = eng.observe()
+        for _ in range(MAX_STEPS):
+            over = eng.over
+            live &= ~over
+            own = live & (eng.current == 0)
+            if self.plies >= 0:
+                stop = own & (turns == 0)
+                leaf |= stop
+                live &= ~stop
+                turns[own & ~stop] -= 1
+            if not live.any():
+                break
+            ids, n = eng.legal_actions()
+            acts = np.full(rows, -1, dtype=np.int64)
+            forced = live & (n == 1)
+            acts[forced] = ids[forced, 0]
+            ask = np.flatnonzero(live & (n > 1))
+            if ask.size:
+                scores, _ = self.network.evaluate(obs[ask], ids[ask], n[ask])
+                acts[ask] = ids[ask, np.argmax(scores, axis=1)]
+            obs = eng.step_observe(acts)[1]
+        values = np.zeros(rows)
+        done = eng.over[:total]
+        values[:total][done] = eng.state.payoffs[:total, 0][done]
+        at_leaf = np.flatnonzero(leaf[:total] & ~done)
+        if at_leaf.size:
+            obs = eng.observe(seats=np.zeros(rows, dtype=np.int64))
+            v = self.network.values(obs[at_leaf])
+            if np.isnan(v).any():
+                raise ValueError(
+                    "this network has no value head of the observation (trained with critic: global); "
+                    "search it with plies=-1 (play every copy out) instead"
+                )
+            values[at_leaf] = v
+        return values
