@@ -54,7 +54,7 @@ from bigtwo.agents.loaders import (
     register_loader,
     unregister_loader,
 )
-from bigtwo.agents.lookahead import DEFAULT_PLIES, DEFAULT_SAMPLES, LookaheadAgent
+from bigtwo.agents.lookahead import DEFAULT_PLIES, DEFAULT_SAMPLES, DEFAULT_TRUST, LookaheadAgent
 from bigtwo.agents.lookahead import DEFAULT_TOP_K as LOOKAHEAD_TOP_K
 from bigtwo.agents.search import DEFAULT_TOP_K, INFERENCES, MAX_SCALE, SCALES, SCHEDULES, SearchAgent
 from bigtwo.agents.spec import LIGHT, NETWORK, SEARCH, AgentSpec, Option
@@ -70,6 +70,8 @@ WEB_TOP_K = 10  # candidate plays
 WEB_SAMPLES = 48  # lookahead: guesses of the hidden hands a move
 WEB_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the web server's event loop
 
+LOOKAHEAD_OWN = ("samples", "plies")  # strong's options that only its lookahead takes
+SHARED = ("top_k", "threads")  # strong's options that either search takes (and trust)
 LOOKAHEAD = "lookahead"  # the search that plays the network at every seat (bigtwo.agents.lookahead)
 _OPTION = re.compile(r"^[A-Za-z_]\w*=")  # a "key=value" option part of an agent name
 
@@ -114,30 +116,6 @@ NETWORK_OPTIONS = (
 )
 
 
-def _strong_options() -> tuple[Option, ...]:
-    """strong's options: its network's, the search's (at ``pretrained.SEARCH_DEFAULTS``), ``trust``, ``network``."""
-    search: list[Option] = []
-    for o in SEARCH_OPTIONS:
-        o = replace(o, part="search", default=pretrained.SEARCH_DEFAULTS.get(o.name, o.default))
-        if o.name == "simulations":
-            o = replace(o, low=0, web_low=1, doc="rollouts per move; 0: the network alone")
-        elif o.name == "weights":
-            o = replace(o, doc=o.doc + "; default: the sets tuned for the variant's scoring")
-        search.append(o)
-    trust = Option(
-        "trust",
-        "number",
-        None,
-        "standard errors a candidate must beat the network's best play by; default: the shipped file's",
-        low=0,
-        part="search",
-    )
-    network = Option(
-        "network", "text", None, "a run's checkpoint or exported file instead of the shipped network", web=False
-    )
-    return (*(replace(o, part="network") for o in NETWORK_OPTIONS), *search, trust, network)
-
-
 def _network_option(doc: str) -> Option:
     return Option("network", "text", None, doc, web=False)
 
@@ -160,8 +138,8 @@ LOOKAHEAD_OPTIONS = (
     Option(
         "trust",
         "number",
-        None,
-        "standard errors a candidate must beat the network's best play by",
+        DEFAULT_TRUST,
+        "standard errors a candidate must beat the network's best play by; 0: the best mean wins",
         low=0,
         part="search",
     ),
@@ -210,6 +188,51 @@ def _lookahead(variant: Variant, seed: int | None = None, **options: Any) -> Age
     return agent
 
 
+def _strong_options() -> tuple[Option, ...]:
+    """strong's options: its network's, ``search`` (which search), the rollouts search's (at
+    ``pretrained.SEARCH_DEFAULTS``), the lookahead's own (``samples``, ``plies``), ``trust``, ``network``."""
+    search: list[Option] = []
+    for o in SEARCH_OPTIONS:
+        o = replace(o, part="search", default=pretrained.SEARCH_DEFAULTS.get(o.name, o.default))
+        if o.name == "simulations":
+            o = replace(o, low=0, web_low=1, doc="rollouts per move (search=rollouts); 0: the network alone")
+        elif o.name == "weights":
+            o = replace(o, doc=o.doc + " (search=rollouts); default: the sets tuned for the variant's scoring")
+        elif o.name == "top_k":
+            o = replace(o, doc="candidate plays; default 4 with search=lookahead, 5 with search=rollouts")
+        elif o.name == "threads":
+            o = replace(o, doc="threads stepping the copies or playing the rollouts; default one per core")
+        elif o.name not in SHARED:
+            o = replace(o, doc=f"{o.doc} (search=rollouts)")
+        search.append(o)
+    own = [
+        replace(o, part="lookahead", doc=f"{o.doc} (search=lookahead)")
+        for o in LOOKAHEAD_OPTIONS
+        if o.name in LOOKAHEAD_OWN
+    ]
+    trust = Option(
+        "trust",
+        "number",
+        None,
+        "standard errors a candidate must beat the network's best play by; default: 1 with search=lookahead, "
+        "the shipped file's (4) with search=rollouts",
+        low=0,
+        part="search",
+    )
+    which = Option(
+        "search",
+        "choice",
+        None,
+        "lookahead (every seat plays the network) or rollouts (every seat plays the heuristic); default: "
+        "lookahead, or rollouts when a rollouts-only option is given",
+        choices=pretrained.STRONG_SEARCHES,
+    )
+    network = _network_option(
+        "a run's checkpoint or exported file instead of the shipped network; scratch: the one trained from scratch"
+    )
+    return (*(replace(o, part="network") for o in NETWORK_OPTIONS), which, *search, *own, trust, network)
+
+
 def _web_rollouts(options: Mapping[str, Any]) -> None:
     """On the web, ``scale=cards`` (up to ``MAX_SCALE`` times ``simulations`` a move) stays within ``WEB_SIMULATIONS``."""
     simulations = options.get("simulations")
@@ -225,42 +248,59 @@ def _web_rollouts(options: Mapping[str, Any]) -> None:
 
 
 def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
-    """The shipped agent for ``variant``: a search whose candidates and rollouts start from the
-    network shipped for it (``bigtwo.agents.pretrained``, loaded by the ``.pt`` loader with the same
-    rules required), at ``pretrained.SEARCH_DEFAULTS`` unless options say otherwise;
-    ``simulations=0`` is the network alone. ``options`` are checked against its declaration."""
+    """The shipped agent for ``variant``: a search on top of the network shipped for it
+    (``bigtwo.agents.pretrained``, loaded by the ``.pt`` loader with the same rules required):
+    ``search=lookahead`` (``bigtwo.agents.lookahead``: every seat plays the network, at ``pretrained.LOOKAHEAD_DEFAULTS``) or
+    ``search=rollouts`` (``bigtwo.agents.search``: the heuristic's rollouts, the network's best plays among
+    the candidates, at ``pretrained.SEARCH_DEFAULTS``); ``simulations=0`` is the network alone.
+    ``options`` are checked against its declaration."""
     spec = AGENT_SPECS[pretrained.STRONG]
-    given = {k: v for k, v in options.items() if spec.option(k).part == "search"}
+    given = {k: v for k, v in options.items() if spec.option(k).part in ("search", "lookahead")}
     network_options = {k: v for k, v in options.items() if spec.option(k).part == "network"}
-    tuned = pretrained.search_weights(variant)
-    if "weights" in given:  # then the search's own default: the opponents play them too, unless given
-        del tuned["opponent_weights"]
-    search = {**pretrained.SEARCH_DEFAULTS, **tuned, **given}
-    if "seconds" in given and "simulations" not in given:
-        del search["simulations"]  # a time budget instead of the default simulations
     network_only = given.get("simulations") == 0 and not isinstance(given.get("simulations"), bool)
     if network_only and len(given) > 1:
         others = ", ".join(sorted(k for k in given if k != "simulations"))
         raise ValueError(f"strong:simulations=0 is the network alone; it takes no search option ({others})")
+    rollouts_only = sorted(k for k in given if spec.option(k).part == "search" and k not in (*SHARED, "trust"))
+    lookahead_only = sorted(k for k in given if spec.option(k).part == "lookahead")
+    which = options.get("search") or ("rollouts" if rollouts_only and not network_only else pretrained.STRONG_SEARCH)
+    if "search" not in options and rollouts_only and lookahead_only and not network_only:
+        raise ValueError(
+            f"strong: {', '.join(lookahead_only)} belong to search=lookahead and {', '.join(rollouts_only)} to "
+            "search=rollouts; give one search's options"
+        )
+    wrong = lookahead_only if which == "rollouts" else [] if network_only else rollouts_only
+    if wrong:
+        takes = ", ".join(
+            (*LOOKAHEAD_OWN, *SHARED, "trust") if which == "lookahead" else (o.name for o in SEARCH_OPTIONS)
+        )
+        raise ValueError(
+            f"strong:search={which} does not take {', '.join(wrong)}; it takes {takes} "
+            f"(search={'rollouts' if which == 'lookahead' else 'lookahead'} takes the others)"
+        )
     network = options.get("network")
     path = _network_path(variant, network, pretrained.STRONG)
-    trust = pretrained.SHIPPED_TRUST.get(variant.name)
-    if (
-        network is None
-        and trust is not None
-        and not network_only
-        and "trust" not in given
-        and search["schedule"] == "even"
-    ):
-        search["trust"] = trust  # measured for the shipped file
     pretrained.need_torch()
     # Any: a trained agent (bigtwo.train's PolicyAgent, above this layer), with scores_threads and provenance
     policy: Any = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **network_options)
     if network_only:
         policy.name = pretrained.NETWORK_ONLY
         return policy
-    policy.scores_threads = 1  # its one-position forward; the cores go to the rollouts
-    searcher = SearchAgent(variant, seed=seed, prior=policy, **search)
+    policy.scores_threads = 1  # its forward passes are small; the cores go to the copies or the rollouts
+    searcher: Any
+    if which == "lookahead":
+        searcher = LookaheadAgent(variant, policy, seed=seed, **{**pretrained.LOOKAHEAD_DEFAULTS, **given})
+    else:
+        tuned = pretrained.search_weights(variant)
+        if "weights" in given:  # then the search's own default: the opponents play them too, unless given
+            del tuned["opponent_weights"]
+        search = {**pretrained.SEARCH_DEFAULTS, **tuned, **given}
+        if "seconds" in given and "simulations" not in given:
+            del search["simulations"]  # a time budget instead of the default simulations
+        trust = pretrained.SHIPPED_TRUST.get(variant.name)
+        if network is None and trust is not None and "trust" not in given and search["schedule"] == "even":
+            search["trust"] = trust  # measured for the shipped file
+        searcher = SearchAgent(variant, seed=seed, prior=policy, **search)
     searcher.name = pretrained.STRONG
     searcher.provenance = policy.provenance
     return searcher
@@ -298,12 +338,15 @@ SPECS: tuple[AgentSpec, ...] = (
     AgentSpec(
         pretrained.STRONG,
         _strong,
-        "search on top of the trained network shipped for the variant (needs torch); simulations=0: the network alone",
+        "search on the trained network shipped for the variant, every seat played by the network (needs torch); "
+        "simulations=0: the network alone",
         options=_strong_options(),
         cost=SEARCH,
         kernels=(*SEARCH_KERNELS, "pair_scores"),
-        parts={"search": SearchAgent, "network": ".pt"},  # the network: loaded by the .pt loader
-        internal=("prior", "path", "same_rules", "label"),  # the network is the prior; the file and its name, strong's
+        # the network: loaded by the .pt loader; the search: the rollouts' or the lookahead (which takes
+        # top_k, trust and threads from the "search" part as well: SHARED)
+        parts={"search": SearchAgent, "lookahead": LookaheadAgent, "network": ".pt"},
+        internal=("prior", "policy", "path", "same_rules", "label"),  # the network; the file and its name, strong's
         web_rule=_web_rollouts,
     ),
     AgentSpec(

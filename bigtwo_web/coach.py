@@ -3,8 +3,8 @@ information only.
 
 The coach reads exactly what an agent reads: the observation of the seat to act
 (``Engine.observe``, its own hand and the public table) and its legal plays, never another
-seat's cards. Where a trained network is shipped for the variant, the coach is ``strong`` (search
-on top of the network): its values are the mean payoff per game of each play it searched (points
+seat's cards. Where a trained network is shipped for the variant, the coach is ``strong`` (a search
+on the network): its values are the mean payoff per game of each play it searched (points
 of the variant's scoring, over its sampled deals of the unseen cards), its choice first; a play it
 did not need to search (the only legal play, or one that goes out) comes alone, without a value.
 Elsewhere the ``heuristic`` agent's preferences rank the legal plays (higher is better, no unit),
@@ -29,12 +29,14 @@ from typing import Any, cast
 import numpy as np
 
 from bigtwo.agents.base import Scorer
+from bigtwo.agents.lookahead import LookaheadAgent
 from bigtwo.agents.registry import default_opponent, make_agent
 from bigtwo.agents.search import SearchAgent
 from bigtwo.env.envs.game import Game
 from bigtwo.env.rules.variant import Variant
 
 TOP = 3  # plays shown
+SEARCHES = (SearchAgent, LookaheadAgent)  # agents whose choice comes with each searched play's mean payoff
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class Coach:
         )
         self.agent_name = name
         self.why = why.replace("Opponents: ", "Coach: ")
-        self.kind = "payoff" if isinstance(self.agent, SearchAgent) else "preference"
+        self.kind = "payoff" if isinstance(self.agent, SEARCHES) else "preference"
 
     def rank(
         self, obs: np.ndarray, ids: np.ndarray, counts: np.ndarray, top: int = TOP
@@ -80,7 +82,7 @@ class Coach:
         """The ``top`` best ``(action id, value)`` of one seat's position: ``obs`` (1, D) and its
         legal ``ids`` (1, L) up to ``counts`` (1,); values are mean payoffs (``None``: not
         searched) or preferences."""
-        if isinstance(self.agent, SearchAgent):
+        if isinstance(self.agent, SEARCHES):
             self.agent.last_values = {}
             chosen = int(self.agent.act(obs, ids, counts)[0])
             values = dict(self.agent.last_values)

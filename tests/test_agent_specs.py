@@ -23,6 +23,7 @@ from bigtwo.agents.registry import (
     AGENT_SPECS,
     AGENTS,
     CHECKPOINT,
+    SHARED,
     SPECS,
     WEB_SIMULATIONS,
     agents_table,
@@ -98,6 +99,8 @@ def test_the_declared_options_are_the_signatures_keywords(spec: AgentSpec) -> No
         if isinstance(spec.parts.get(part), str):
             params.pop(next(iter(params)))  # a loader's path
         declared = {o.name: o for o in spec.options if o.part == part}
+        if spec.name == pretrained.STRONG and part == "lookahead":  # the options both searches take: "search"'s
+            params = {k: v for k, v in params.items() if k not in (*SHARED, "trust")}
         internal = set(spec.internal) & set(params)
         internal_seen |= internal
         assert set(declared) == set(params) - internal, (spec.name, part or "class", sorted(params))
@@ -147,9 +150,11 @@ def test_the_declaration_and_the_class_take_and_refuse_the_same_values(name: str
 
 def test_options_are_checked_before_anything_is_built(no_strong: Path) -> None:
     """strong without shipped weights: a bad option is named before the missing weights are."""
-    with pytest.raises(ValueError, match=r"top_k must be a positive integer \(candidate plays\), got 0"):
+    with pytest.raises(ValueError, match=r"top_k must be a positive integer \(candidate plays.*\), got 0"):
         make_agent("strong:top_k=0", TAIWAN)
-    with pytest.raises(ValueError, match=r"agent 'strong' does not take option\(s\) depth; it takes: mode, device"):
+    with pytest.raises(
+        ValueError, match=r"agent 'strong' does not take option\(s\) depth; it takes: mode, device, search"
+    ):
         make_agent("strong:depth=3", TAIWAN)
     with pytest.raises(ValueError, match="no trained weights for variant 'taiwan'"):
         make_agent("strong:top_k=3", TAIWAN)

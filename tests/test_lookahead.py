@@ -57,3 +57,82 @@ def test_guesses_keep_the_own_hand_and_deal_only_unseen_cards():
         assert not np.bitwise_and.reduce(row[1:]) and all(int(h) & ~int(unseen) == 0 for h in row[1:])
         assert [bin(int(h)).count("1") for h in row] == seen.left.tolist()
     assert len({tuple(r) for r in hands.tolist()}) > 40  # guesses, not one deal
+
+
+# ---------------------------------------------------------------- the search
+
+
+def _network(name: str = "taiwan"):
+    pytest.importorskip("torch")
+    from bigtwo.agents.pretrained import weights_path
+    from bigtwo.train.policy_agent import load_policy_agent
+
+    return load_policy_agent(weights_path(name), name, device="cpu")
+
+
+def _positions(variant_name: str, matches: int, moves: int, seed: int) -> Engine:
+    eng = Engine(variant_name, num_matches=matches, seed=seed)
+    agent = HeuristicAgent(eng.variant, seed=0)
+    for _ in range(moves):
+        ids, n = eng.legal_actions()
+        acts = agent.act(eng.observe(), ids, n)
+        acts[eng.over] = -1
+        eng.step(acts)
+    return eng
+
+
+def test_lookahead_plays_legal_plays_the_same_for_the_same_seed_and_overrules_its_network(monkeypatch):
+    """Every choice is a legal play; the same seed makes the same choices; and the search is no
+    copy of its network: on some positions it plays another of the network's top plays."""
+    from bigtwo.agents.lookahead import LookaheadAgent
+
+    monkeypatch.delenv("BIGTWO_PRETRAINED_DIR", raising=False)
+    net = _network()
+    eng = _positions("taiwan", 24, 6, seed=4)
+    obs, (ids, n) = eng.observe().copy(), eng.legal_actions()
+    first = LookaheadAgent(eng.variant, net, seed=3, samples=8).act(obs, ids, n)
+    again = LookaheadAgent(eng.variant, net, seed=3, samples=8).act(obs, ids, n)
+    assert first.tolist() == again.tolist()
+    assert all(a in ids[g, : n[g]] for g, a in enumerate(first))
+    alone = net.act(obs, ids, n)
+    assert (first != alone).any(), "the search never departed from its network"
+
+
+def test_lookahead_with_a_value_head_reads_it_and_refuses_a_network_without_one(monkeypatch):
+    """``plies >= 0`` reads the network's value head at the leaves; a network whose critic read the
+    global state has none there, and the search says so instead of guessing (``plies=-1`` plays it)."""
+    torch = pytest.importorskip("torch")
+    from bigtwo.agents.lookahead import LookaheadAgent
+    from bigtwo.env.engine.state import state_size
+    from bigtwo.train.networks import ActionScorer, action_features
+    from bigtwo.train.policy_agent import PolicyAgent
+
+    monkeypatch.delenv("BIGTWO_PRETRAINED_DIR", raising=False)
+    eng = _positions("taiwan", 6, 5, seed=2)
+    obs, (ids, n) = eng.observe().copy(), eng.legal_actions()
+    valued = LookaheadAgent(eng.variant, _network(), seed=0, samples=4, plies=0)
+    assert all(a in ids[g, : n[g]] for g, a in enumerate(valued.act(obs, ids, n)))
+    torch.manual_seed(0)
+    blind = ActionScorer(obs.shape[1], action_features(eng.variant), 16, 1, 8, critic_size=state_size(4))
+    policy = PolicyAgent(eng.variant, blind, device="cpu")
+    assert np.isnan(policy.values(obs)).all()
+    with pytest.raises(ValueError, match="no value head of the observation.*plies=-1"):
+        LookaheadAgent(eng.variant, policy, seed=0, samples=4, plies=0).act(obs, ids, n)
+    played_out = LookaheadAgent(eng.variant, policy, seed=0, samples=4, plies=-1).act(obs, ids, n)
+    assert all(a in ids[g, : n[g]] for g, a in enumerate(played_out))
+
+
+def test_lookahead_by_name_takes_its_declared_options_and_the_scratch_network(monkeypatch):
+    pytest.importorskip("torch")
+    from bigtwo.agents import make_agent
+
+    monkeypatch.delenv("BIGTWO_PRETRAINED_DIR", raising=False)
+    agent = make_agent("lookahead:samples=4,top_k=2,trust=2", "taiwan", seed=0)
+    assert repr(agent) == "lookahead('taiwan', samples=4, top_k=2, trust=2)" and agent.provenance is not None
+    for bad, said in [("plies=-2", "plies must be an integer >= -1"), ("samples=0", "samples must be a positive")]:
+        with pytest.raises(ValueError, match=said):
+            make_agent(f"lookahead:{bad}", "taiwan")
+    with pytest.raises(ValueError, match="no from-scratch network for variant 'japan'.*taiwan"):
+        make_agent("lookahead:network=scratch", "japan")
+    scratch = make_agent("lookahead:network=scratch,samples=4", "taiwan", seed=0)
+    assert "--config scratch" in scratch.provenance["sessions"][0]["command"]

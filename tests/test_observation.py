@@ -330,6 +330,43 @@ def test_recent_moves_and_passes_follow_the_moves(name: str, overrides: dict) ->
     assert checked > 0
 
 
+def test_step_observe_rows_steps_only_those_matches_as_step_would() -> None:
+    """``Engine.step_observe_rows`` (what a search stepping some of its copies runs) plays and observes
+    exactly as ``step`` then ``observe`` would in the matches it names, and leaves every other match
+    and its observation row as they were; an illegal play (or a finished match) changes nothing."""
+    games = 40
+    rows_engine, whole = (Engine(load_variant("hong-kong", games=1), games, seed=5) for _ in range(2))
+    obs = rows_engine.observe().copy()
+    snapshot = [a.copy() for a in rows_engine.state]
+    with pytest.raises(ValueError, match="match 3 .*not legal|match 3 .*illegal|match 3"):
+        rows_engine.step_observe_rows(np.array([1, 3]), np.array([rows_engine.legal_actions()[0][1, 0], -7]))
+    assert all(np.array_equal(a, b) for a, b in zip(snapshot, rows_engine.state, strict=True)), "nothing changed"
+    rng = np.random.default_rng(1)
+    for _ in range(400):
+        ids, n = whole.legal_actions()
+        live = np.flatnonzero(~whole.over)
+        if not live.size:
+            break
+        rows = np.sort(rng.choice(live, size=max(1, live.size // 2), replace=False))
+        actions = np.full(games, -1, dtype=np.int64)
+        actions[rows] = ids[rows, (rng.random(rows.size) * n[rows]).astype(np.int64)]
+        before = obs.copy()
+        obs = rows_engine.step_observe_rows(rows, actions[rows]).copy()
+        whole.step(actions)
+        expected = whole.observe()
+        still = np.setdiff1d(np.arange(games), rows)
+        assert np.array_equal(obs[rows], expected[rows]) and np.array_equal(obs[still], before[still])
+        for mine, theirs in zip(rows_engine.state, whole.state, strict=True):
+            if mine.ndim and mine.shape[0] == games and mine.dtype != np.bool_:
+                assert np.array_equal(mine[rows], theirs[rows])
+    assert whole.over.any()
+    done = int(np.flatnonzero(whole.over)[0])
+    with pytest.raises(ValueError, match=f"match {done} is over"):
+        rows_engine.step_observe_rows(np.array([done]), np.array([0]))
+    with pytest.raises(ValueError, match="distinct match indices"):
+        rows_engine.step_observe_rows(np.array([1, 1]), np.array([0, 0]))
+
+
 @pytest.mark.parametrize(("games", "threads", "overrides"), [(64, 1, o) for o, _ in SAVED] + [(1100, 2, {})])
 def test_step_observe_in_one_pass_matches_step_then_observe(games: int, threads: int, overrides: dict) -> None:
     """``Engine.step_observe`` (the vector env's one-pass step) gives the same observations,

@@ -85,20 +85,32 @@ def test_strong_loads_by_variant_name_and_plays_a_tournament(strong_dir):
     from bigtwo.arena.tournament import run_tournament
 
     assert shipped_variants() == ["taiwan"] and has_weights("taiwan") and not has_weights("japan")
+    from bigtwo.agents.lookahead import DEFAULT_PLIES, DEFAULT_SAMPLES, DEFAULT_TOP_K, DEFAULT_TRUST, LookaheadAgent
     from bigtwo.agents.pretrained import SEARCH_DEFAULTS
     from bigtwo.agents.search import SearchAgent
 
     agent = make_agent("strong", "taiwan", seed=0)
     assert agent.name == "strong" and agent.provenance["steps"] == 256
-    # the network's plays searched with the shipped defaults; simulations=0: the network alone
-    assert isinstance(agent, SearchAgent) and agent.prior.provenance["steps"] == 256
-    assert {k: getattr(agent, k) for k in SEARCH_DEFAULTS} == SEARCH_DEFAULTS
+    # the lookahead on the network, at its measured defaults; search=rollouts: the heuristic's rollouts
+    assert isinstance(agent, LookaheadAgent) and agent.network.provenance["steps"] == 256
+    got = (agent.samples, agent.top_k, agent.plies, agent.trust)
+    assert got == (DEFAULT_SAMPLES, DEFAULT_TOP_K, DEFAULT_PLIES, DEFAULT_TRUST) == (16, 4, -1, 1.0)
+    rollouts = make_agent("strong:search=rollouts", "taiwan", seed=0)
+    assert isinstance(rollouts, SearchAgent) and rollouts.prior.provenance["steps"] == 256
+    assert {k: getattr(rollouts, k) for k in SEARCH_DEFAULTS} == SEARCH_DEFAULTS
     network = make_agent("strong:simulations=0", "taiwan", seed=0)
-    assert network.name == "strong-network" and not isinstance(network, SearchAgent)
+    assert network.name == "strong-network" and not isinstance(network, SearchAgent | LookaheadAgent)
     assert make_agent("strong:mode=sample,device=cpu,simulations=0", "taiwan", seed=0).mode == "sample"
-    assert make_agent("strong:mode=sample", "taiwan", seed=0).prior.mode == "sample"
-    timed = make_agent("strong:seconds=0.01", "taiwan", seed=0)
-    assert timed.seconds == 0.01 and timed.simulations is None
+    assert make_agent("strong:mode=sample", "taiwan", seed=0).network.mode == "sample"
+    timed = make_agent("strong:seconds=0.01", "taiwan", seed=0)  # a rollouts option: the rollouts search
+    assert isinstance(timed, SearchAgent) and timed.seconds == 0.01 and timed.simulations is None
+    for spec, said in [
+        ("strong:search=lookahead,simulations=16", "search=lookahead does not take simulations"),
+        ("strong:search=rollouts,samples=4", "search=rollouts does not take samples"),
+        ("strong:samples=4,weights=cards", "samples belong to search=lookahead and weights to search=rollouts"),
+    ]:
+        with pytest.raises(ValueError, match=said):
+            make_agent(spec, "taiwan")
     with pytest.raises(
         ValueError, match=r"strong:simulations=0 is the network alone; it takes no search option \(top_k\)"
     ):
@@ -136,7 +148,8 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
     assert make_agent("strong", load_variant("taiwan", scoring="collect", unit=2)).name == "strong"
     with pytest.raises(
         ValueError,
-        match="does not take option.*takes: mode, device, simulations, seconds, top_k, threads, schedule, scale, infer, weights, opponent_weights",
+        match="does not take option.*takes: mode, device, search, simulations, seconds, top_k, threads, schedule, scale, "
+        "infer, weights, opponent_weights, samples, plies, trust, network",
     ):
         make_agent("strong:depth=3", "taiwan")
 
@@ -144,7 +157,7 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
 def test_strong_plays_the_weights_tuned_for_the_scoring(strong_dir):
     from bigtwo.agents.heuristic import DEFAULT_WEIGHTS, WEIGHT_SETS
 
-    collect = make_agent("strong", load_variant("taiwan", scoring="collect"), seed=0)
+    collect = make_agent("strong:search=rollouts", load_variant("taiwan", scoring="collect"), seed=0)
     assert np.array_equal(collect.heuristic.ctx.weights, WEIGHT_SETS["collect"])
     assert not np.array_equal(WEIGHT_SETS["collect"], DEFAULT_WEIGHTS)
     # its rollouts model the opponents half as the default heuristic, half as the tuned one
@@ -156,10 +169,10 @@ def test_strong_plays_the_weights_tuned_for_the_scoring(strong_dir):
     assert np.array_equal(modelled.heuristic.ctx.weights, WEIGHT_SETS["collect"])
     assert np.array_equal(modelled.opponent_weights, WEIGHT_SETS["collect"][None])
     # under cards, its own seat plays the cards set and the opponents are modelled as the default heuristic
-    cards = make_agent("strong", "taiwan", seed=0)
+    cards = make_agent("strong:search=rollouts", "taiwan", seed=0)
     assert np.array_equal(cards.heuristic.ctx.weights, WEIGHT_SETS["cards"])
     assert np.array_equal(cards.opponent_weights, DEFAULT_WEIGHTS[None])
-    other = make_agent("strong", load_variant("taiwan", scoring="tiered"), seed=0)  # no set measured there
+    other = make_agent("strong:search=rollouts", load_variant("taiwan", scoring="tiered"), seed=0)  # no set measured
     assert np.array_equal(other.heuristic.ctx.weights, DEFAULT_WEIGHTS)
     assert np.array_equal(other.opponent_weights, DEFAULT_WEIGHTS[None])
 
@@ -212,12 +225,14 @@ def test_shipped_strong_trusts_its_network(monkeypatch):
 
     monkeypatch.delenv(ENV_VAR, raising=False)  # the package's own files
     variant = load_variant("hong-kong", scoring="collect")
-    assert make_agent("strong", variant, seed=0).trust == SHIPPED_TRUST["hong-kong"] == 4.0
-    assert make_agent("strong:trust=0.5", variant, seed=0).trust == 0.5
+    rollouts = "strong:search=rollouts"
+    assert make_agent(rollouts, variant, seed=0).trust == SHIPPED_TRUST["hong-kong"] == 4.0
+    assert make_agent(f"{rollouts},trust=0.5", variant, seed=0).trust == 0.5
     assert make_agent("strong:schedule=halving", variant, seed=0).trust is None  # halving cannot weigh it
     shipped = ROOT / "agents" / "pretrained" / "hong-kong.pt"
-    assert make_agent(f"strong:network={shipped}", variant, seed=0).trust is None  # measured for the shipped file only
-    assert make_agent("strong", "taiwan", seed=0).trust == SHIPPED_TRUST["taiwan"] == 4.0
+    assert make_agent(f"{rollouts},network={shipped}", variant, seed=0).trust is None  # measured for the shipped file
+    assert make_agent(rollouts, "taiwan", seed=0).trust == SHIPPED_TRUST["taiwan"] == 4.0
+    assert make_agent("strong", "taiwan", seed=0).trust == 1.0 == make_agent("strong:trust=1", variant, seed=0).trust
 
 
 def test_every_named_variant_ships_a_network_that_plays_its_rules(monkeypatch):
@@ -292,7 +307,8 @@ def test_strong_trust_keeps_the_networks_play_unless_clearly_beaten(strong_dir):
 def test_strong_scores_on_one_torch_thread_and_restores_the_setting(strong_dir):
     import torch
 
-    agent = make_agent("strong", "taiwan", seed=0)
+    assert make_agent("strong", "taiwan", seed=0).network.scores_threads == 1
+    agent = make_agent("strong:search=rollouts", "taiwan", seed=0)
     assert agent.prior.scores_threads == 1
     before = torch.get_num_threads()
     seen = []

@@ -837,6 +837,65 @@ def test_warm_start_runs_once_and_is_reproducible(tmp_path, algo, capsys):
     assert "warm start" not in capsys.readouterr().out, "a resumed run keeps its weights"
 
 
+# ---------------------------------------------------------------- expert iteration
+
+
+def test_expert_rounds_teach_the_network_the_search_and_resume_round_by_round(tmp_path, capsys):
+    """``expert`` rounds start from ``init_from``'s weights, learn the lookahead's plays (the network
+    agrees with the search more after a round than before), write a checkpoint per round that
+    counts it, and a run resumed with more rounds plays only the rounds still to come, ending on
+    the very weights of a run that played them all at once; the same seed, the same weights."""
+    start = run_training(tiny(tmp_path / "start", total_timesteps=256))
+    capsys.readouterr()
+    fields = dict(
+        init_from=str(start.checkpoint),
+        expert="lookahead:samples=2,top_k=2",
+        expert_decisions=300,
+        expert_lr=3e-3,
+        imitate_epochs=3,
+        total_timesteps=0,
+        num_envs=16,
+    )
+    both = run_training(tiny(tmp_path / "both", expert_rounds=2, **fields))
+    said = capsys.readouterr()
+    rounds = [line for line in (said.out + said.err).splitlines() if line.startswith("expert round ")]
+    assert [r.split(":")[0] for r in rounds] == ["expert round 1/2", "expert round 2/2"]
+    assert both.global_step == 0 and not same_weights(weights(both.checkpoint), weights(start.checkpoint))
+    assert ckpt.load(both.checkpoint)["resume"]["expert_round"] == 2
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(both.run_dir))
+    acc.Reload()
+    before = [e.value for e in acc.Scalars("expert/matched_before")]
+    after = [e.value for e in acc.Scalars("expert/matched_after")]
+    assert after[0] > before[0], "a round moves the network towards the search's plays"
+    one = run_training(tiny(tmp_path / "split", expert_rounds=1, **fields))
+    assert ckpt.load(one.checkpoint)["resume"]["expert_round"] == 1
+    capsys.readouterr()
+    resumed = run_training(tiny(tmp_path / "split", expert_rounds=2, **fields))
+    said = capsys.readouterr()
+    assert "expert round 2/2" in said.out + said.err and "expert round 1/2" not in said.out + said.err
+    assert same_weights(weights(resumed.checkpoint), weights(both.checkpoint))
+
+
+def test_expert_and_init_from_refuse_what_cannot_work(tmp_path):
+    with pytest.raises(ValueError, match="'expert_rounds' is 2 but 'expert' is empty"):
+        tiny(tmp_path, expert_rounds=2)
+    with pytest.raises(ValueError, match="'init_from' and 'imitate' are both set"):
+        tiny(tmp_path, init_from="shipped", imitate="greedy")
+    with pytest.raises(ValueError, match="expert with algo ppo and critic observation"):
+        tiny(tmp_path, expert="lookahead", expert_rounds=1, critic="global")
+    for bad, said in [
+        ("strong", "the expert is a lookahead search"),
+        ("lookahead:network=x.pt", "network is not a search option"),
+        ("lookahead:samples=0", "samples must be a positive integer"),
+    ]:
+        with pytest.raises(ValueError, match=said):
+            run_training(tiny(tmp_path / "bad", expert=bad, expert_rounds=1))
+    with pytest.raises(ValueError, match="network differs from this run's.*hidden_size"):
+        run_training(tiny(tmp_path / "other", init_from="shipped", hidden_size=8))
+
+
 # ---------------------------------------------------------------- advice
 
 

@@ -34,7 +34,7 @@ optimizer, RNG states, the vector env's matches, pending decisions, league, coun
 killed with ``kill -9`` loses only the steps since that checkpoint. Given the same seed, a
 resumed run continues exactly as the uninterrupted one would have (``tests/test_train.py``).
 Only fields that do not change what is learned may differ from the saved config on resume
-(``RESUMABLE_CHANGES``: run length, time limit, logging, evaluation, device, threads, overlap, precision);
+(``RESUMABLE_CHANGES``: run length (steps, expert rounds), time limit, logging, evaluation, device, threads, overlap, precision);
 ``env_state`` and ``rng_state`` (with their ``load_`` inverses) are the resume state's parts.
 """
 
@@ -352,6 +352,7 @@ def prune(run_dir: str | Path, keep: int) -> None:
 
 RESUMABLE_CHANGES = {
     "total_timesteps",
+    "expert_rounds",  # more rounds of expert iteration: the run goes on with the next one
     "stop_at_timesteps",
     "time_limit_minutes",
     "checkpoint_every",

@@ -10,13 +10,17 @@ With ``expert: lookahead:...`` and ``expert_rounds: N`` a run, before its self-p
 2. **Learn.** The network learns them for ``imitate_epochs`` passes at ``expert_lr``
    (``bigtwo.train.imitation.imitate``): its scores towards the search's play (cross-entropy over
    the legal plays) and its value head towards the game's payoff (scaled as in training), so the
-   next round searches with a better prior and a value trained on the search's own games.
+   next round searches with a better prior and a value trained on the search's own games. The
+   value loss trains the value head alone (``value_reads_policy=False``): measured, letting it
+   reach the shared encoder too lost the network 0.8 a game against its own start after one
+   hong-kong round (the new value target pulled the policy's features along).
 3. **Checkpoint.** The round is counted in the checkpoint (``resume["expert_round"]``): a resumed
    run goes on with the next round, never plays one twice.
 
 The rounds' decisions cost CPU time, not environment steps; each round logs ``expert/*`` (the
 search's plays the network matched before learning them, its accuracy after, the decisions and
-the seconds) at step 0 and says one line. ``init_from: shipped`` (or a file) starts the network
+the seconds) at step 0 and says one line; ``expert/matched_after`` is the same agreement measured
+again after learning (``agreement``, the network in eval mode on the round's decisions). ``init_from: shipped`` (or a file) starts the network
 from trained weights instead of random ones: expert iteration improves a network, it does not
 need to start from nothing.
 """
@@ -83,9 +87,10 @@ def expert_round(
     teacher = LookaheadAgent(variant, policy, seed=seed, **expert_options(cfg.expert))
     data = teacher_decisions(cfg, variant, scale, seed=seed, teacher=teacher, decisions=cfg.expert_decisions)
     before = agreement(net, data, device)
-    scalars = imitate(net, data, cfg, lr=cfg.expert_lr, seed=seed, device=device)
+    scalars = imitate(net, data, cfg, lr=cfg.expert_lr, seed=seed, device=device, value_reads_policy=False)
     out = {f"expert/{k.split('/', 1)[1]}": v for k, v in scalars.items()}
     out["expert/matched_before"] = before
+    out["expert/matched_after"] = agreement(net, data, device)
     out["expert/round"] = float(round_index + 1)
     out["expert/seconds"] = time.time() - t0
     return out

@@ -103,11 +103,20 @@ def teacher_decisions(
 
 
 def imitate(
-    net: ActionScorer, data: Decisions, cfg: TrainConfig, lr: float, seed: int, device: torch.device
+    net: ActionScorer,
+    data: Decisions,
+    cfg: TrainConfig,
+    lr: float,
+    seed: int,
+    device: torch.device,
+    value_reads_policy: bool = True,
 ) -> dict[str, float]:
     """Train ``net`` on the teacher's decisions ``data`` for ``cfg.imitate_epochs`` passes (its own
     Adam at ``lr``); returns the last pass's ``imitation/*`` scalars (loss, value loss, accuracy:
-    how often the network's best-scored play is the teacher's)."""
+    how often the network's best-scored play is the teacher's). ``value_reads_policy=False`` (PPO):
+    the value loss trains the value head alone, on the encoder's output taken as given, so that a
+    trained policy is moved only by the teacher's plays (a new value target would otherwise pull
+    the shared encoder; expert iteration on a trained network)."""
     optimizer = torch.optim.Adam(net.parameters(), lr=lr, eps=cfg.adam_eps)
     shuffle = np.random.default_rng([seed, 5])
     returns = data.targets["returns"]
@@ -134,6 +143,8 @@ def imitate(
                 counts = torch.as_tensor(b["counts"].astype(np.int64), device=device)
                 advice = torch.as_tensor(b["advised"], device=device) if net.advice_size else None
                 scores, value = net(obs, torch.as_tensor(b["legal"].astype(np.int64), device=device), counts, advice)
+                if not value_reads_policy:
+                    value = net.value(net.state_encoder(obs).detach()).squeeze(-1)
                 logp = masked_log_softmax(scores, legal_mask(counts, scores.shape[1]))
                 policy_loss = -logp.gather(1, pick[:, None]).mean()
                 value_loss = 0.5 * ((value - target) ** 2).mean()

@@ -222,7 +222,7 @@ class SelfPlay:
             self.run.say(
                 f"expert round {self.expert_round}/{self.cfg.expert_rounds}: {scalars['expert/decisions']:,.0f} "
                 f"decisions of {self.cfg.expert}, the network matched {scalars['expert/matched_before']:.1%} of its "
-                f"plays before and {scalars['expert/accuracy']:.1%} after, {scalars['expert/seconds']:.0f} s"
+                f"plays before and {scalars['expert/matched_after']:.1%} after, {scalars['expert/seconds']:.0f} s"
             )
             self._sync_acting()
             self.last_checkpoint = self.save_checkpoint()

@@ -62,6 +62,11 @@ STRONG = "strong"  # the agent name; its options are declared in bigtwo.agents.r
 # took over 50 ms at the slowest move; 300 with trust=4.9 measured no better on hong-kong either
 # (docs/strong.md, "What the faster rollout kernel bought")
 SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
+# which search ``strong`` plays unless told (``search=``): the lookahead, measured stronger than the rollouts
+# search on both shipped variants (docs/strong.md, "Search that learns"); and its settings there
+STRONG_SEARCHES = ("lookahead", "rollouts")
+STRONG_SEARCH = "lookahead"
+LOOKAHEAD_DEFAULTS: dict[str, Any] = {}  # bigtwo.agents.lookahead's own defaults, measured there
 # the heuristic weights ``strong`` searches with, by scoring (its own seat's, the other seats' in the
 # rollouts): only where measured better (docs/strong.md, "The strong config"). Under ``collect`` the default
 # model of the opponents alone lost to searching tables, so it is mixed with the tuned set; under

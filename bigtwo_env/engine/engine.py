@@ -45,7 +45,7 @@ import numpy as np
 
 from bigtwo.env.checks import check_count, usable_cores
 from bigtwo.env.engine import kernels
-from bigtwo.env.engine.observation import OBS_VERSION, obs_size, observe_all, step_observe_all
+from bigtwo.env.engine.observation import OBS_VERSION, obs_size, observe_all, step_observe_all, step_observe_rows
 from bigtwo.env.engine.seeds import seed_array
 from bigtwo.env.engine.state import STATE_VERSION, state_all, state_size
 from bigtwo.env.rules.actions import ActionTable, action_table
@@ -633,6 +633,26 @@ class Engine:
         )
         S = self.state
         return StepResult(S.game_over, S.match_over, S.payoffs, S.winner), self._obs
+
+    def step_observe_rows(self, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Play ``actions[i]`` in match ``rows[i]`` only (distinct match indices), then observe those
+        matches' seats to act into the observation buffer's rows ``rows``; every other match, and its
+        row of the buffer, is left as it was (``step_observe`` steps and observes them all). No
+        autoreset: a match that ends stays over. Returns the buffer. An illegal action raises
+        ``ValueError`` naming the match, the seat and the play, and changes nothing."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        acts = np.ascontiguousarray(actions, dtype=np.int64)
+        if rows.ndim != 1 or acts.shape != rows.shape:
+            raise ValueError(
+                f"rows and actions must be two 1-d arrays of one length, got {rows.shape} and {acts.shape}"
+            )
+        if rows.size and (rows.min() < 0 or rows.max() >= self.num_matches or len(np.unique(rows)) != rows.size):
+            raise ValueError(f"rows must be distinct match indices 0..{self.num_matches - 1}, got {rows!r}")
+        bad = step_observe_rows(rows, acts, self._obs, self.rules, self.state)  # checks every row first
+        if bad >= 0:
+            raise ValueError(self._illegal_message(int(rows[bad]), int(acts[bad])))
+        self.changes += 1
+        return self._obs
 
     def _illegal_message(self, g: int, action: int) -> str:
         S = self.state

@@ -538,6 +538,33 @@ def step_observe_all(actions, out, R, S, autoreset):
     observe_range(0, n, S.current, out, R, S)
 
 
+@njit(nogil=True)
+def step_observe_rows(rows, actions, out, R, S):
+    """``step_observe_all`` for the games ``rows`` only (``rows[i]`` plays ``actions[i]``, without
+    autoreset), each observed into ``out[rows[i]]``; the other games, their flags and their rows of
+    ``out`` are left as they were. What a search stepping a few of many copies needs: its cost
+    follows the rows stepped, not the batch. Returns -1, or (changing nothing) the first ``i`` whose
+    action is not legal in its game (or whose game is over)."""
+    for i in range(rows.shape[0]):
+        g = rows[i]
+        legal = False
+        if not S.over[g]:
+            for k in range(S.legal_n[g]):
+                if S.legal[g, k] == actions[i]:
+                    legal = True
+                    break
+        if not legal:
+            return i
+    one = np.empty(1, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        g = rows[i]
+        one[0] = actions[i]
+        step_range(g, g + 1, one, R, S, False)
+        legal_range(g, g + 1, R, S)
+        observe_range(g, g + 1, S.current[g : g + 1], out[g : g + 1], R, S)
+    return -1
+
+
 __all__ = [
     "LAYOUT",
     "NUM_KINDS",
