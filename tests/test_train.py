@@ -855,6 +855,8 @@ def test_expert_rounds_teach_the_network_the_search_and_resume_round_by_round(tm
         imitate_epochs=3,
         total_timesteps=0,
         num_envs=16,
+        eval_deals=4,
+        eval_opponents=["random"],
     )
     both = run_training(tiny(tmp_path / "both", expert_rounds=2, **fields))
     said = capsys.readouterr()
@@ -862,6 +864,10 @@ def test_expert_rounds_teach_the_network_the_search_and_resume_round_by_round(tm
     assert [r.split(":")[0] for r in rounds] == ["expert round 1/2", "expert round 2/2"]
     assert both.global_step == 0 and not same_weights(weights(both.checkpoint), weights(start.checkpoint))
     assert ckpt.load(both.checkpoint)["resume"]["expert_round"] == 2
+    kept = sorted(p.name for p in (both.run_dir / "expert").glob("*.pt"))
+    assert kept == ["round_001.pt", "round_002.pt"]  # each round's network, for the curve over rounds
+    assert same_weights(weights(both.run_dir / "expert" / "round_002.pt"), weights(both.checkpoint))
+    assert "after round 2: vs random margin" in said.out + said.err
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(both.run_dir))

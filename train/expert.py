@@ -15,7 +15,10 @@ With ``expert: lookahead:...`` and ``expert_rounds: N`` a run, before its self-p
    reach the shared encoder too lost the network 0.8 a game against its own start after one
    hong-kong round (the new value target pulled the policy's features along).
 3. **Checkpoint.** The round is counted in the checkpoint (``resume["expert_round"]``): a resumed
-   run goes on with the next round, never plays one twice.
+   run goes on with the next round, never plays one twice. Each round's network is also kept as
+   ``expert/round_NNN.pt`` in the run folder (a checkpoint any agent loader takes) and, with
+   ``eval_deals``, measured against ``eval_opponents`` (``eval/*`` at x = the round): the curve
+   over rounds.
 
 The rounds' decisions cost CPU time, not environment steps; each round logs ``expert/*`` (the
 search's plays the network matched before learning them, its accuracy after, the decisions and

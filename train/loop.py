@@ -57,6 +57,7 @@ import torch
 
 from bigtwo.agents import make_agent
 from bigtwo.env.rules.variant import Variant, load_variant
+from bigtwo.train import checkpoint as ckpt
 from bigtwo.train import pace, signals
 from bigtwo.train.checkpoint import load_rng_state, rng_state
 from bigtwo.train.config import TrainConfig
@@ -226,6 +227,18 @@ class SelfPlay:
             )
             self._sync_acting()
             self.last_checkpoint = self.save_checkpoint()
+            # each round's network kept apart (the checkpoint is rewritten at step 0 every round), and
+            # measured against eval_opponents: the curve over rounds (logged at x = the round)
+            ckpt.atomic_save(self.payload(), self.run.dir / "expert" / f"round_{self.expert_round:03d}.pt")
+            evals = self.run.evaluate(self.agent(), self.expert_round, self.cfg.eval_deals)
+            if evals:
+                self.run.say(
+                    f"after round {self.expert_round}: "
+                    + ", ".join(
+                        f"vs {k} margin {e.margin:+.2f} [{e.margin_ci_low:+.2f}, {e.margin_ci_high:+.2f}]"
+                        for k, e in evals.items()
+                    )
+                )
 
     def _next_multiple(self, every: int) -> float:
         return (self.global_step // every + 1) * every if every > 0 else math.inf

@@ -35,8 +35,9 @@ def duration(seconds: float) -> str:
 
 def no_limit_note(cfg: TrainConfig, step: int, run_dir: Path) -> str | None:
     """The line a run prints as it starts when ``cfg`` has no time limit (``None`` when it has one):
-    the step it trains to and how to stop or limit it. ``step``: where it starts (a resumed run's step)."""
-    if cfg.time_limit_minutes > 0:
+    the step it trains to and how to stop or limit it. ``step``: where it starts (a resumed run's step).
+    ``None`` too when no steps are left to train (a run of expert rounds only: the rounds bound it)."""
+    if cfg.time_limit_minutes > 0 or cfg.stop_step <= step:
         return None
     left = max(cfg.stop_step - step, 0)
     return (
