@@ -160,7 +160,8 @@ def run_ladder(
 
 def describe_shipped() -> str:
     """The shipped trained agents (``bigtwo ladder --list``): the folder, then per file its variant,
-    size and provenance (reading a file needs torch; without it that is said instead)."""
+    size and provenance (reading a file needs torch; without it that is said instead); then the
+    networks trained from scratch (``scratch/``), the same way."""
     folder = pretrained.pretrained_dir()
     names = pretrained.shipped_variants()
     lines = [f"trained agents ({pretrained.STRONG!r}) in {folder}: {', '.join(names) or 'none shipped yet'}"]
@@ -176,4 +177,22 @@ def describe_shipped() -> str:
             lines.append(f"  not loadable: {exc}")
             continue
         lines += [f"  {line}" for line in pretrained.describe_provenance(record)]
+    scratch = sorted((folder / pretrained.SCRATCH).glob(f"*{pretrained.SUFFIX}"))
+    if scratch:
+        lines.append(f"trained from scratch ({pretrained.STRONG}:network=scratch) in {folder / pretrained.SCRATCH}:")
+        for path in scratch:
+            lines.append(f"{path.stem} ({path.stat().st_size / 1e6:.2f} MB)")
+            if path.stem not in variant_names():
+                lines.append(
+                    f"  for a variant file named {path.stem!r}: bigtwo ladder --list reads only named variants' files"
+                )
+                continue
+            try:
+                record = getattr(
+                    make_agent(f"{pretrained.STRONG}:network=scratch,simulations=0", path.stem), "provenance", None
+                )
+            except ValueError as exc:
+                lines.append(f"  not loadable: {exc}")
+                continue
+            lines += [f"  {line}" for line in pretrained.describe_provenance(record)]
     return "\n".join(lines)

@@ -37,10 +37,12 @@ def test_readme_and_docs_tournament_examples_parse_and_search_has_a_budget():
         args = parser.parse_args(argv)
         for spec in parse_agent_list(args.agents):
             if "<" in spec and spec.endswith(".pt"):
-                # a checkpoint the example's own `bigtwo train`, on the line before, writes (its run
-                # folder and step are the reader's): the two commands must stand together
-                together = rf"\$ bigtwo train [^\n]*\n\$ bigtwo tournament [^\n]*{re.escape(spec)}"
-                assert spec.startswith("runs/<run>/checkpoints/") and re.search(together, text), spec
+                # a checkpoint (or an expert round's network, kept in expert/) the example's own
+                # `bigtwo train` lines, just before, write (its run folder and step are the reader's):
+                # the commands must stand together
+                together = rf"(\$ bigtwo train [^\n]*\n)+\$ bigtwo tournament [^\n]*{re.escape(spec)}"
+                kept = spec.startswith(("runs/<run>/checkpoints/", "runs/<run>/expert/round_"))
+                assert kept and re.search(together, text), spec
                 continue
             name, options = split_spec(spec)
             if name == "search":

@@ -259,7 +259,33 @@ def test_every_named_variant_ships_a_network_that_plays_its_rules(monkeypatch):
             assert all(a in ids[g, : n[g]] for g, a in enumerate(acts)), name
             eng.step(acts)
     listing = describe_shipped()
-    assert all(f"\n{name} (0." in listing for name in NAMED_VARIANTS) and listing.count("trained by:") == 5
+    assert all(f"\n{name} (0." in listing for name in NAMED_VARIANTS)
+    assert listing.count("trained by:") == 7  # the five, and the from-scratch hong-kong and taiwan
+    assert "trained from scratch" in listing and "for a variant file named 'japan-chains'" in listing
+
+
+def test_the_from_scratch_networks_ship_and_play_as_strong_network_scratch(monkeypatch):
+    """The networks trained from scratch (no advice, no imitation) ship beside the advised ones, each
+    made by the scratch recipe on its variant's rules, and play as ``strong:network=scratch``."""
+    pytest.importorskip("torch")
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    from bigtwo.agents.pretrained import pretrained_dir
+
+    found = sorted(p.stem for p in (pretrained_dir() / "scratch").glob("*.pt"))
+    assert found == ["hong-kong", "japan-chains", "taiwan"]
+    variants = {
+        "hong-kong": load_variant("hong-kong", scoring="collect"),
+        "japan-chains": load_variant(str(ROOT / "examples" / "japan-chains.yaml")),
+        "taiwan": load_variant("taiwan"),
+    }
+    for name, variant in variants.items():
+        agent = make_agent("strong:network=scratch,simulations=0", variant, seed=0)
+        record = agent.provenance
+        assert "--config scratch" in record["sessions"][0]["command"] and record["steps"] >= 40_000_000, name
+        assert agent.net.advice_size == 0, "from scratch: no advice"
+        eng = Engine(variant, num_matches=4, seed=2)
+        ids, n = eng.legal_actions()
+        assert all(a in ids[g, : n[g]] for g, a in enumerate(agent.act(eng.observe(), ids, n))), name
 
 
 def test_strong_trust_keeps_the_networks_play_unless_clearly_beaten(strong_dir):

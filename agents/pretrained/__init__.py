@@ -1,14 +1,19 @@
 """Trained agents shipped with the package: ``make_agent("strong", variant)``.
 
-The ``strong`` agent is a search (``bigtwo.agents.search.SearchAgent``, ``SEARCH_DEFAULTS``: 200
-rollouts per move) on top of a trained network (``bigtwo.train.policy_agent.PolicyAgent``): the
-network's two best plays join the heuristic's top plays as the search's candidates. Its
-heuristic (candidates and rollouts) plays the weights tuned for the variant's scoring where
-``STRONG_WEIGHTS`` names sets of ``bigtwo.agents.heuristic.WEIGHT_SETS`` for it (``search_weights``: under
-``collect``, its own seat plays the ``collect`` set and the opponents in its rollouts are modelled
-half as ``default``, half as ``collect``; under ``cards``, its own seat plays the ``cards`` set and
-the opponents are modelled as ``default``); with ``weights`` given, the opponents play those too
-unless ``opponent_weights`` is given as well. The network
+The ``strong`` agent is a search on top of a trained network (``bigtwo.train.policy_agent.PolicyAgent``).
+By default (``search=lookahead``, ``STRONG_SEARCH``) it is ``bigtwo.agents.lookahead.LookaheadAgent``:
+16 guesses of the hidden hands, the network's 4 best plays each played out with **every seat
+played by the network**, the network's best play kept unless another beats it by 1 standard
+error (``trust``). ``search=rollouts`` (or any option only that search takes: ``simulations``,
+``seconds``, ``weights``, ...) is the search it played before (``bigtwo.agents.search.SearchAgent``,
+``SEARCH_DEFAULTS``: 200 rollouts per move): the network's two best plays join the heuristic's top
+plays as candidates, rolled out by the heuristic with the weights tuned for the variant's scoring
+where ``STRONG_WEIGHTS`` names sets of ``bigtwo.agents.heuristic.WEIGHT_SETS`` for it
+(``search_weights``: under ``collect``, its own seat plays the ``collect`` set and the opponents in
+its rollouts are modelled half as ``default``, half as ``collect``; under ``cards``, its own seat
+plays the ``cards`` set and the opponents are modelled as ``default``; with ``weights`` given, the
+opponents play those too unless ``opponent_weights`` is given as well), and ``trust=4`` with a
+shipped file (``SHIPPED_TRUST``). The network
 comes from a policy-only weight file in this folder, one per variant, named after it;
 ``strong:simulations=0`` plays the network alone (best-scored play), and the search's options
 (its declaration, ``bigtwo.agents.registry.AGENT_SPECS["strong"]``, lists them) change the search.
@@ -22,6 +27,7 @@ The files:
 | what | where |
 |---|---|
 | weights | ``agents/pretrained/<variant name>.pt`` (package data: in the wheel), written by ``python -m bigtwo.train.export`` |
+| from scratch | ``agents/pretrained/scratch/<variant name>.pt`` (hong-kong, taiwan, japan-chains): ``strong:network=scratch`` |
 | the folder | this package's folder, or the one ``BIGTWO_PRETRAINED_DIR`` names (for your own weights, and the tests) |
 | what made a file | its ``provenance`` (command, seed, steps, training time, code version): ``bigtwo ladder --list`` |
 
