@@ -40,6 +40,7 @@ from bigtwo.agents.registry import (
     register_loader,
     unregister_loader,
 )
+from bigtwo.agents.lookahead import LookaheadAgent
 from bigtwo.agents.search import SearchAgent
 from bigtwo.agents.spec import AgentSpec, Option
 
@@ -50,6 +51,7 @@ __all__ = [
     "AgentSpec",
     "GreedyAgent",
     "HeuristicAgent",
+    "LookaheadAgent",
     "Option",
     "RandomAgent",
     "SearchAgent",

@@ -95,7 +95,7 @@ def test_a_whole_game_against_agents_by_clicking_then_its_replay(browser: Browse
 
     # the finished game's replay: every hand shown, step, jump and the coach for every move
     page.click("#replay-link")
-    expect(page.locator(".rseat")).to_have_count(4)
+    expect(page.locator(".rseat")).to_have_count(4, timeout=TURN)  # the coach searched every move first
     expect(page.locator(".rseat").first.locator("svg")).to_have_count(13)
     total = int(re.search(r"of (\d+)", page.locator("#r-step").inner_text()).group(1))
     assert total >= 4 * turns - 3
