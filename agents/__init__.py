@@ -30,6 +30,7 @@ from __future__ import annotations
 from bigtwo.agents.base import Agent, RandomAgent
 from bigtwo.agents.greedy import GreedyAgent
 from bigtwo.agents.heuristic import HeuristicAgent
+from bigtwo.agents.lookahead import LookaheadAgent
 from bigtwo.agents.registry import (
     AGENT_SPECS,
     AGENTS,
@@ -40,7 +41,6 @@ from bigtwo.agents.registry import (
     register_loader,
     unregister_loader,
 )
-from bigtwo.agents.lookahead import LookaheadAgent
 from bigtwo.agents.search import SearchAgent
 from bigtwo.agents.spec import AgentSpec, Option
 

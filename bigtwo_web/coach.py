@@ -4,7 +4,7 @@ information only.
 The coach reads exactly what an agent reads: the observation of the seat to act
 (``Engine.observe``, its own hand and the public table) and its legal plays, never another
 seat's cards. Where a trained network is shipped for the variant, the coach is ``strong`` (a search
-on the network): its values are the mean payoff per game of each play it searched (points
+on the network; on the web table its ``search=rollouts``, ``bigtwo.agents.pretrained.WEB_SEARCH``): its values are the mean payoff per game of each play it searched (points
 of the variant's scoring, over its sampled deals of the unseen cards), its choice first; a play it
 did not need to search (the only legal play, or one that goes out) comes alone, without a value.
 Elsewhere the ``heuristic`` agent's preferences rank the legal plays (higher is better, no unit),
@@ -30,6 +30,7 @@ import numpy as np
 
 from bigtwo.agents.base import Scorer
 from bigtwo.agents.lookahead import LookaheadAgent
+from bigtwo.agents.pretrained import STRONG, WEB_SEARCH
 from bigtwo.agents.registry import default_opponent, make_agent
 from bigtwo.agents.search import SearchAgent
 from bigtwo.env.envs.game import Game
@@ -69,9 +70,10 @@ class Coach:
         """``threads``: the search's rollout threads (default the engine's; the web leaves a core free)."""
         self.variant = variant
         name, why = default_opponent(variant)
-        self.agent = make_agent(
-            name, variant, seed=0, **({} if threads is None or name == "heuristic" else {"threads": threads})
-        )
+        options: dict[str, Any] = {} if threads is None or name == "heuristic" else {"threads": threads}
+        if name == STRONG:
+            options["search"] = WEB_SEARCH  # the web table's search (bigtwo.agents.pretrained.WEB_SEARCH)
+        self.agent = make_agent(name, variant, seed=0, **options)
         self.agent_name = name
         self.why = why.replace("Opponents: ", "Coach: ")
         self.kind = "payoff" if isinstance(self.agent, SEARCHES) else "preference"

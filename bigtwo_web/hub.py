@@ -64,6 +64,7 @@ from starlette.websockets import WebSocket
 
 from bigtwo.agents import spec as declared
 from bigtwo.agents.base import Agent
+from bigtwo.agents.pretrained import STRONG, WEB_SEARCH
 from bigtwo.agents.registry import AGENT_SPECS, default_opponent, make_agent, split_spec
 from bigtwo.env.envs.game import Game
 from bigtwo.env.records.record import game_from_record
@@ -185,7 +186,9 @@ class Agents:
     def _build(self, spec: str, variant: Variant) -> Agent:
         check_agent(spec, self.files)  # a stored room's agent too: a name, or a file the server was given
         name, options = split_spec(spec) if spec not in self.files else (spec, {})
-        extra = {"threads": MAX_AGENT_THREADS} if name in SEARCHERS and "threads" not in options else {}
+        extra: dict[str, Any] = {"threads": MAX_AGENT_THREADS} if name in SEARCHERS and "threads" not in options else {}
+        if name == STRONG and not set(options) - {"threads", "top_k", "trust"}:
+            extra["search"] = WEB_SEARCH  # the cheaper search on the web table unless a client asks otherwise
         return make_agent(self.files.get(spec, spec), variant, seed=0, **extra)
 
     def reserve(

@@ -889,7 +889,7 @@ def test_expert_rounds_teach_the_network_the_search_and_resume_round_by_round(tm
 def test_expert_and_init_from_refuse_what_cannot_work(tmp_path):
     with pytest.raises(ValueError, match="'expert_rounds' is 2 but 'expert' is empty"):
         tiny(tmp_path, expert_rounds=2)
-    with pytest.raises(ValueError, match="'init_from' and 'imitate' are both set"):
+    with pytest.raises(ValueError, match="'init_from' is set together with 'imitate'"):
         tiny(tmp_path, init_from="shipped", imitate="greedy")
     with pytest.raises(ValueError, match="expert with algo ppo and critic observation"):
         tiny(tmp_path, expert="lookahead", expert_rounds=1, critic="global")

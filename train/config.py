@@ -528,7 +528,7 @@ def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConf
         )
     if cfg.init_from and cfg.imitate:
         raise ValueError(
-            f"{source}: fields 'init_from' and 'imitate' are both set, and the warm start would overwrite the "
+            f"{source}: field 'init_from' is set together with 'imitate', and the warm start would overwrite the "
             "weights started from; allowed: one of them"
         )
     if cfg.expert_rounds > 0 and not cfg.expert:
