@@ -74,8 +74,8 @@ STRONG_SEARCHES = ("lookahead", "rollouts")
 STRONG_SEARCH = "lookahead"
 LOOKAHEAD_DEFAULTS: dict[str, Any] = {}  # bigtwo.agents.lookahead's own defaults, measured there
 # the search the web table's ``strong`` seats and coach play unless a client names one: the rollouts search,
-# whose move costs less CPU (docs/strong.md, "Time per move"); with the lookahead, the web load tests'
-# person waited over a second for a turn against three strong seats while other rooms attacked
+# whose move costs less CPU (docs/strong.md, "Time per move"); with the lookahead, the web load test's
+# person waited 1.27 s at the median for a turn in its busiest phase (its bar: 1 s; other jobs on the cores)
 WEB_SEARCH = "rollouts"
 # the heuristic weights ``strong`` searches with, by scoring (its own seat's, the other seats' in the
 # rollouts): only where measured better (docs/strong.md, "The strong config"). Under ``collect`` the default
