@@ -15,7 +15,7 @@ within its size, and any play of that kind and strength shows the same, so the f
 >>> eng = Engine("taiwan", num_matches=1, seed=3)
 >>> for _ in range(6):
 ...     _ = eng.step(eng.legal_actions()[0][:, 0])
->>> seen = read_position(eng.observe()[0], eng.variant, eng.table, eng.rules.places)
+>>> seen = read_position(eng.observe()[0], eng.variant, eng.table, eng.table.places())
 >>> hands = deal_hands(np.random.default_rng(0), seen, 2)
 >>> bool((hands[:, 0] == seen.hand).all()), int(seen.left.sum())  # 2 of the 6 moves were plays of one card
 (True, 50)
@@ -63,10 +63,11 @@ def _by_strength(table: ActionTable, places: np.ndarray, keys: np.ndarray, key: 
     return int(ids[np.argmin(np.abs(places[ids] - strength))]) if ids.size else 0
 
 
-def read_position(row: np.ndarray, variant: Variant, table: ActionTable, places: np.ndarray) -> Seen:
+def read_position(row: np.ndarray, variant: Variant, table: ActionTable, places: np.ndarray | None = None) -> Seen:
     """What the observation ``row`` tells of its game (``Seen``). ``places``: each play's strength
-    within its size as observations show it (``Engine.rules.places``). ``ValueError`` when the
-    other seats hold more cards than the observer has not seen (an inconsistent observation)."""
+    within its size as observations show it (``ActionTable.places()``); without it the recent moves
+    and passes are not rebuilt (none, for a search whose rollouts never read them). ``ValueError``
+    when the other seats hold more cards than the observer has not seen (an inconsistent observation)."""
     P, cpp = variant.players, variant.cards_per_player
     d = decode_observation(row, P)
     hand = card_mask(d["hand"])
@@ -80,8 +81,24 @@ def read_position(row: np.ndarray, variant: Variant, table: ActionTable, places:
     unseen = np.flatnonzero((~seen & FULL) & BITS)
     if int(left[1:].sum()) > len(unseen):
         raise ValueError(f"observation holds {int(left[1:].sum())} opponents' cards but only {len(unseen)} are unseen")
-    kinds = table.kinds.astype(np.int64)
     hist_action = np.full(HISTORY, -1, dtype=np.int64)
+    passed_on = np.zeros((P, SIZE_SLOTS), dtype=np.int64)
+    if places is None:
+        hist_seat = np.full(HISTORY, -1, dtype=np.int64)
+        return Seen(
+            hand,
+            played,
+            left,
+            int(table_action),
+            table_seat,
+            passes,
+            opening,
+            unseen,
+            hist_action,
+            hist_seat,
+            passed_on,
+        )
+    kinds = table.kinds.astype(np.int64)
     hist_seat = np.asarray(d["recent_seat"], dtype=np.int64).copy()
     for i in range(HISTORY):
         if hist_seat[i] < 0:
@@ -92,7 +109,6 @@ def read_position(row: np.ndarray, variant: Variant, table: ActionTable, places:
     sizes = table.sizes.astype(np.int64)
     slot_of_size = np.array([-1, 0, 1, 2, -1, 3, 4])
     slots = np.where(sizes < len(slot_of_size), slot_of_size[np.minimum(sizes, 6)], -1)
-    passed_on = np.zeros((P, SIZE_SLOTS), dtype=np.int64)
     for s, j in zip(*np.nonzero(d["passed_on"]), strict=True):
         passed_on[s, j] = _by_strength(table, places, slots, int(j), float(d["passed_on_strength"][s, j]))
     return Seen(

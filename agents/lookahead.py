@@ -118,6 +118,7 @@ class LookaheadAgent(Agent):
             variant if variant.games == 1 and variant.target_score == 0 else variant.replace(games=1, target_score=0)
         )
         self._engines: dict[int, Engine] = {}
+        self.places = self.table.places()  # each play's strength as observations show it (the history's)
         self.stats = {"moves": 0, "searched": 0, "copies": 0, "seconds": 0.0}
         self.last_values: dict[int, float] = {}  # mean value of each candidate of the last searched row
 
@@ -143,7 +144,7 @@ class LookaheadAgent(Agent):
                 n = int(counts[g])
                 order = np.argsort(-scores[i, :n], kind="stable")
                 out[g] = ids[g, order[0]]
-                seen = read_position(np.asarray(obs[g]), self.variant, self.table, self._places())
+                seen = read_position(np.asarray(obs[g]), self.variant, self.table, self.places)
                 plays = ids[g, :n]
                 if (self.table.sizes[plays] >= seen.left[0]).any():  # a play that ends the game: take it
                     out[g] = plays[int(np.argmax(self.table.sizes[plays]))]
@@ -158,10 +159,6 @@ class LookaheadAgent(Agent):
         self.stats["moves"] += len(counts)
         self.stats["seconds"] += time.perf_counter() - start
         return out
-
-    def _places(self) -> np.ndarray:
-        eng = self._engine(1)
-        return eng.rules.places
 
     def _search(self, jobs: list[tuple[int, Seen, np.ndarray]]) -> list[int]:
         """The chosen candidate's index for each job, all jobs' copies stepped together."""

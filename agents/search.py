@@ -65,12 +65,13 @@ from typing import Any, cast
 import numpy as np
 
 from bigtwo.agents.base import Agent, Scorer
+from bigtwo.agents.determinize import deal_hands, read_position
 from bigtwo.agents.heuristic import BIG, HeuristicAgent, Position, decide, new_work, weight_mix
 from bigtwo.env.checks import check_count, is_finite_number
 from bigtwo.env.engine import kernels
 from bigtwo.env.engine.engine import THREADS, Engine, run_batched
 from bigtwo.env.engine.jit import njit
-from bigtwo.env.engine.observation import FULL, absolute_seat, decode_observation, relative_seat
+from bigtwo.env.engine.observation import FULL, absolute_seat, relative_seat
 from bigtwo.env.rules.variant import Variant
 
 DEFAULT_SIMULATIONS = 1000
@@ -83,12 +84,6 @@ PASS_WEIGHT = 0.25  # infer=passes: a sample's weight for each passer that would
 PRIOR_TOP = 2  # with a prior: its best plays searched besides the heuristic's top_k
 ROWS_PER_BATCH = 192  # rollouts stepped together in one engine
 MAX_ROLLOUT_STEPS = 5000  # a guard: every game ends long before this
-
-_BITS = np.uint64(1) << np.arange(52, dtype=np.uint64)
-
-
-def _mask(bits: np.ndarray) -> np.uint64:
-    return np.bitwise_or.reduce(_BITS[np.asarray(bits, dtype=bool)], initial=np.uint64(0))
 
 
 @njit
@@ -289,22 +284,10 @@ class SearchAgent(Agent):
     def _search(self, row: np.ndarray, cands: np.ndarray, favourite: int = -1) -> int:
         """The candidate with the best mean rollout payoff from the position in ``row``; with
         ``favourite >= 0`` (``trust``), that candidate unless one beats it by ``trust`` standard errors."""
-        P, cpp, T = self.variant.players, self.variant.cards_per_player, self.table
-        d = decode_observation(row, P)
-        hand = _mask(d["hand"])
-        played = np.array([_mask(d["played"][k]) for k in range(P)], dtype=np.uint64)
-        left = np.rint(d["cards_left_fraction"] * cpp).astype(np.int64)
-        table = 0
-        if not d["leading"]:
-            table = T.encode(np.flatnonzero(d["table"]).tolist())
-        table_seat = int(d["table_seat"]) if table else -1
-        passes = int(d["passes"]) if table else 0
-        opening = int(np.argmax(d["opening_card"])) if d["opening_card"].any() else -1
-        seen = hand | np.bitwise_or.reduce(played)
-        unseen = np.flatnonzero((~seen & FULL) & _BITS)
-        need = int(left[1:].sum())
-        if need > len(unseen):  # cannot happen with a consistent observation
-            raise ValueError(f"observation holds {need} opponents' cards but only {len(unseen)} are unseen")
+        P = self.variant.players
+        seen = read_position(row, self.variant, self.table)  # raises on an inconsistent observation
+        played, table, table_seat = seen.played, seen.table, seen.table_seat
+        passes, opening, left = seen.passes, seen.opening, seen.left
 
         # the opponents who passed on the play now on the table, in turn: each holds what it held then
         passers = [(table_seat + j) % P for j in range(1, passes + 1)] if self.infer == "passes" else []
@@ -319,14 +302,7 @@ class SearchAgent(Agent):
             mix = self.opponent_weights
             others = mix[(dealt_so_far + np.arange(samples)) % len(mix)]
             dealt_so_far += samples
-            keys = self.rng.random((samples, len(unseen)))
-            dealt = unseen[np.argsort(keys, axis=1)]
-            hands = np.zeros((samples, P), dtype=np.uint64)
-            hands[:, 0] = hand
-            off = 0
-            for k in range(1, P):
-                hands[:, k] = np.bitwise_or.reduce(_BITS[dealt[:, off : off + left[k]]], axis=1)
-                off += left[k]
+            hands = deal_hands(self.rng, seen, samples)
             weight = np.ones(samples)
             for before, seat in enumerate(passers):
                 would_play = self._replies(hands, others, played, seat, table, table_seat, before) != 0
