@@ -1022,3 +1022,73 @@ def test_a_global_critic_reads_every_hand_while_the_policy_reads_only_its_view(t
     for bad, why in ((dict(algo="dmc"), "algo dmc has no value head"), (dict(imitate="greedy"), "imitate")):
         with pytest.raises(ValueError, match=rf"field 'critic' is 'global' but .*{why}.*allowed: critic global"):
             tiny(tmp_path / "bad", critic="global", **bad)
+
+
+def test_the_hands_head_learns_who_holds_the_unseen_cards_from_the_global_state(tmp_path):
+    """``hands_coef`` (an auxiliary task): each decision keeps its global state (from the deciding seat's
+    view) though the critic reads the observation; PPO's update adds the hands head's cross-entropy,
+    whose target is which other place holds each card the seat has not seen; the loss is logged,
+    learning lowers it on a batch it trains on, the checkpoint plays without the head, and same seed,
+    same run. Other trainers refuse it."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from bigtwo import agents
+    from bigtwo.env.engine.engine import Engine
+    from bigtwo.env.engine.observation import part_slices
+    from bigtwo.env.engine.state import decode_state, state_size
+    from bigtwo.train.loop import SelfPlay
+    from bigtwo.train.networks import build_network
+    from bigtwo.train.ppo import hand_loss
+
+    # the target: from the seat's view, places 1..3 hold exactly the cards the seat has not seen
+    eng = Engine("taiwan", num_matches=4, seed=5)
+    for _ in range(9):
+        ids, n = eng.legal_actions()
+        eng.step(ids[np.arange(4), n - 1])
+    state, obs = eng.global_state(), eng.observe()
+    held = decode_state(state, 4)["hands"][:, 1:]
+    unseen = obs[:, part_slices(4)["unseen"]]
+    assert ((held.sum(1) > 0) == (unseen > 0)).all()
+    perfect = torch.as_tensor(np.where(held > 0, 20.0, -20.0), dtype=torch.float32)
+    loss, accuracy = hand_loss(perfect, torch.as_tensor(state))
+    assert loss.item() < 1e-6 and accuracy == 1.0
+    loss, accuracy = hand_loss(torch.zeros(4, 3, 52), torch.as_tensor(state))
+    assert abs(loss.item() - np.log(3)) < 1e-5  # no knowledge: a third each
+
+    cfg = tiny(tmp_path, hands_coef=1.0, num_steps=8)
+    loop = SelfPlay(cfg)
+    loop.start()
+    worker, net = loop.rollouts.worker, loop.net
+    assert net.critic_size == 0 and net.hand_places == 3 and worker.store.state.shape[1] == state_size(4)
+    decisions = worker.collect().decisions
+    b = decisions.batch(np.arange(decisions.size))
+    x, target = torch.as_tensor(b["obs"]), torch.as_tensor(b["state"])
+    before = hand_loss(net.hand_logits(x), target)[0].item()
+    optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
+    for _ in range(60):
+        optimizer.zero_grad()
+        hand_loss(net.hand_logits(x), target)[0].backward()
+        optimizer.step()
+    assert hand_loss(net.hand_logits(x), target)[0].item() < before - 0.05
+    loop.run.close()
+
+    first = run_training(tiny(tmp_path / "a", hands_coef=0.5))
+    again = run_training(tiny(tmp_path / "b", hands_coef=0.5))
+    assert same_weights(weights(first.checkpoint), weights(again.checkpoint))
+    assert any(k.startswith("hands.") for k in weights(first.checkpoint))
+    saved = ckpt.load(first.checkpoint)["model"]
+    assert saved["kwargs"]["hand_places"] == 3
+    played = build_network(saved["kwargs"], load_variant("taiwan"))
+    played.load_state_dict(saved["state_dict"])
+    logged = EventAccumulator(str(first.run_dir))
+    logged.Reload()
+    assert {"losses/hands", "losses/hands_accuracy"} <= set(logged.Tags()["scalars"])
+    agent = agents.make_agent(str(first.checkpoint), "taiwan", seed=0)
+    eng = Engine("taiwan", num_matches=8, seed=3)
+    ids, counts = eng.legal_actions()
+    acts = agent.act(eng.observe(), ids, counts)
+    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+    with pytest.raises(
+        ValueError, match=r"field 'hands_coef' is 1.0 but algo dmc .*allowed: hands_coef > 0 with algo ppo"
+    ):
+        tiny(tmp_path / "bad", hands_coef=1.0, algo="dmc")

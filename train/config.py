@@ -201,6 +201,15 @@ class TrainConfig:
         "``global`` (a separate critic network on the privileged ``global_state``, every hand; training "
         "only: the policy still sees only its observation, and plays without it).",
     )
+    # an auxiliary task (the hidden-information games' belief heads): from its own view, the encoder also
+    # learns which other seat holds each card it has not seen; the target is read off the global state
+    hands_coef: float = setting(
+        0.0,
+        Limit(0, 1e6),
+        "Weight of an auxiliary loss in PPO's update: a head on the policy's encoder predicts which other seat "
+        "holds each card the seat has not seen (cross-entropy; the target from the privileged global state, "
+        "recorded with each decision; training only: playing never reads the head); 0 = no such head.",
+    )
 
     # --- optimisation
     # higher than CleanRL's 2.5e-4: the 0.01-scaled scorer output made 3e-4 learn slowly (approx_kl ~1e-5);
@@ -525,6 +534,11 @@ def make_config(data: Mapping[str, Any], source: str = "config", base: TrainConf
         raise ValueError(
             f"{source}: field 'critic' is 'global' but {why} on observations; allowed: critic global with algo ppo "
             "and no imitate, else critic observation"
+        )
+    if cfg.hands_coef > 0 and cfg.algo != "ppo":
+        raise ValueError(
+            f"{source}: field 'hands_coef' is {cfg.hands_coef} but algo {cfg.algo} has no auxiliary losses; "
+            "allowed: hands_coef > 0 with algo ppo, else 0"
         )
     if cfg.init_from and cfg.imitate:
         raise ValueError(

@@ -152,6 +152,7 @@ class ActionScorer(nn.Module):
         adviser: Adviser | None = None,
         precision: str = "float32",
         critic_size: int = 0,
+        hand_places: int = 0,
     ) -> None:
         super().__init__()
         compute_dtype(precision, "cpu")  # refuses an unknown precision now, not at the first pass
@@ -170,6 +171,8 @@ class ActionScorer(nn.Module):
             self.kwargs["advice"] = advice  # only when set: checkpoints without advice keep their kwargs
         if critic_size:
             self.kwargs["critic_size"] = critic_size  # likewise
+        if hand_places:
+            self.kwargs["hand_places"] = hand_places  # likewise
         self.advice = advice
         self.adviser = adviser  # asked by ``score_arrays`` when no advised slots are given
         self.register_buffer("features", torch.as_tensor(features, dtype=torch.float32), persistent=False)
@@ -199,6 +202,10 @@ class ActionScorer(nn.Module):
             )
         else:
             self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
+        # the auxiliary hands head (``TrainConfig.hands_coef``): for each card, a score per other place
+        # (relative seats 1..P-1) of holding it; learned from the global state, never read in play
+        self.hand_places = hand_places
+        self.hands = layer_init(nn.Linear(hidden_size, 52 * hand_places), std=0.01) if hand_places else None
 
     def forward(
         self,
@@ -247,6 +254,13 @@ class ActionScorer(nn.Module):
         scores = torch.full(legal_ids.shape, float("-inf"), dtype=flat.dtype, device=obs.device)
         scores = scores.masked_scatter(valid, flat)
         return scores, value
+
+    def hand_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(B, hand_places, 52)``: the hands head's score, for each other place (relative seats
+        1..P-1) and card, that the place holds the card (a softmax over the places per card)."""
+        if self.hands is None:
+            raise ValueError("this network has no hands head (trained with hands_coef 0)")
+        return self.hands(self.state_encoder(obs)).view(len(obs), self.hand_places, 52)
 
     def fused_pairs(self, obs: torch.Tensor) -> bool:
         """Whether this pass scores the pairs with ``bigtwo.train.pair_scores`` (CPU, float32, one pair

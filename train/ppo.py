@@ -20,7 +20,10 @@ three functions run in ``bigtwo train`` and, spread over Ray actors, in ``bigtwo
 - **Critic.** The value reads the seat's observation through the policy's encoder, or with
   ``critic: global`` a critic network of its own reads the global state (every hand) recorded with
   each decision (PerfectDou); the policy's scores never see it.
-- **Loss.** Clipped surrogate + (clipped) value loss - entropy bonus, as in PPO2/CleanRL.
+- **Loss.** Clipped surrogate + (clipped) value loss - entropy bonus, as in PPO2/CleanRL; with
+  ``hands_coef`` > 0 plus that weight times the hands head's cross-entropy (``hand_loss``): from the
+  policy's encoder of the seat's own observation, which other seat holds each card the seat has not
+  seen, the answer read off the global state recorded with each decision.
 """
 
 from __future__ import annotations
@@ -71,6 +74,29 @@ def targets(store: DecisionStore, cfg: TrainConfig) -> tuple[dict[str, np.ndarra
     return {"advantages": advantages, "returns": returns}, finished
 
 
+def hand_loss(logits: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """The hands head's mean cross-entropy over the cards some other place holds, and how often its
+    likeliest place is the holder. ``logits`` ``(B, P-1, 52)`` (``ActionScorer.hand_logits``), ``state``
+    the decisions' global states from the deciding seat's view (place 0: that seat; its ``hands``
+    part, the first ``52 P`` numbers, is the target).
+
+    >>> logits = torch.zeros(1, 3, 52); state = torch.zeros(1, 721); state[0, 52 + 5] = 1.0
+    >>> loss, acc = hand_loss(logits, state)   # one card held by place 1, three places alike
+    >>> round(loss.item(), 4), acc
+    (1.0986, 1.0)
+    """
+    places = logits.shape[1]
+    held = state[:, 52 : 52 * (places + 1)].reshape(len(state), places, 52)
+    known = held.sum(1) > 0  # (B, 52): cards another place holds (its own, played or undealt ones are not asked)
+    logp = torch.log_softmax(logits.float(), dim=1)
+    ce = -(logp * held).sum(1)
+    n = known.sum().clamp(min=1)
+    with torch.no_grad():
+        right = (logits.argmax(1) == held.argmax(1))[known]
+        accuracy = float(right.float().mean()) if right.numel() else 0.0
+    return ce[known].sum() / n, accuracy
+
+
 def update(
     net: ActionScorer,
     optimizer: torch.optim.Optimizer,
@@ -82,7 +108,8 @@ def update(
     """PPO epochs over the finished decisions; returns the scalars to log."""
     advantages, returns = batch.targets["advantages"], batch.targets["returns"]
     net.train()
-    stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clipfrac")}
+    names = ("policy", "value", "entropy", "approx_kl", "clipfrac", "hands", "hands_accuracy")
+    stats: dict[str, list[float]] = {k: [] for k in names}
     for _epoch in range(cfg.update_epochs):
         order = shuffle.permutation(batch.size)
         for start in range(0, len(order), cfg.minibatch_size):
@@ -123,6 +150,12 @@ def update(
                 v_loss = 0.5 * ((new_value - mb_ret) ** 2).mean()
             ent = entropy.mean()
             loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+            if cfg.hands_coef > 0 and net.hand_places:
+                logits = net.hand_logits(torch.as_tensor(b["obs"], device=device))
+                h_loss, h_acc = hand_loss(logits, torch.as_tensor(b["state"], device=device))
+                loss = loss + cfg.hands_coef * h_loss
+                stats["hands"].append(h_loss.item())
+                stats["hands_accuracy"].append(h_acc)
 
             optimizer.zero_grad()
             loss.backward()

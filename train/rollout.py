@@ -85,9 +85,15 @@ def trainer_module(algo: str) -> ModuleType:
 
 
 def critic_size(cfg: TrainConfig, players: int) -> int:
-    """Numbers of the global state a decision keeps for the critic: ``state_size(players)`` with
-    ``critic: global``, else 0 (the value reads the observation)."""
+    """Numbers of the global state the critic reads: ``state_size(players)`` with ``critic: global``,
+    else 0 (the value reads the observation)."""
     return state_size(players) if cfg.critic == "global" else 0
+
+
+def kept_state_size(cfg: TrainConfig, players: int) -> int:
+    """Numbers of the global state each decision keeps: ``state_size(players)`` where the critic reads
+    it or the hands head learns from it (``hands_coef``), else 0."""
+    return state_size(players) if cfg.critic == "global" or cfg.hands_coef > 0 else 0
 
 
 def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
@@ -106,6 +112,7 @@ def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
         adviser=make_adviser(cfg.advice, variant),
         precision=cfg.precision,
         critic_size=critic_size(cfg, variant.players),
+        hand_places=variant.players - 1 if cfg.hands_coef > 0 else 0,
     )
 
 
@@ -183,13 +190,14 @@ class RolloutWorker:
         )
         players = variant.players
         slack = self.algo.STORE_SLACK
-        self.critic_size = critic_size(cfg, players)  # each decision's global state, for a critic that reads it
+        # each decision's global state, for a critic that reads it or the hands head's targets
+        self.state_size = kept_state_size(cfg, players)
         self.store = DecisionStore(
             num_envs,
             players,
             self.venv.obs_size,
             capacity=num_envs * (cfg.num_steps + slack * players),
-            state_size=self.critic_size,
+            state_size=self.state_size,
         )
         self.episodes = Episodes(num_envs)
         self.acting = self.algo.Acting(net, cfg, seed, device)
@@ -215,8 +223,8 @@ class RolloutWorker:
             if rows.size:
                 obs, legal, counts = v.obs[rows], v.legal[rows], v.counts[rows]
                 advised = None if self.adviser is None else self.adviser.picks(obs, legal, counts)
-                # the global state of each deciding row, from its seat's view, where the critic reads it
-                state = self.venv.engine.global_state()[rows] if self.critic_size else None
+                # the global state of each deciding row, from its seat's view, where it is kept
+                state = self.venv.engine.global_state()[rows] if self.state_size else None
                 pick, logprob, value = choose(obs, legal, counts, advised, state)
                 actions[rows] = legal[np.arange(rows.size), pick]
                 store.record(rows, v.seat[rows], obs, legal, counts, pick, logprob, value, advised, state)
