@@ -116,17 +116,38 @@ def read_position(row: np.ndarray, variant: Variant, table: ActionTable, places:
     )
 
 
-def deal_hands(rng: np.random.Generator, seen: Seen, samples: int) -> np.ndarray:
+def deal_hands(rng: np.random.Generator, seen: Seen, samples: int, holders: np.ndarray | None = None) -> np.ndarray:
     """``samples`` guesses of every seat's hand, uint64 ``(samples, P)``: the observer's own in
-    column 0, the unseen cards dealt at random to the others, each getting as many as it holds
-    (whatever is left over stayed undealt: fewer than 4 players, or a deal of fewer than 52 cards)."""
-    keys = rng.random((samples, len(seen.unseen)))
-    dealt = seen.unseen[np.argsort(keys, axis=1)]
+    column 0, the unseen cards dealt to the others, each getting as many as it holds (whatever is
+    left over stayed undealt: fewer than 4 players, or a deal of fewer than 52 cards).
+
+    Without ``holders`` the cards are dealt at random. With ``holders`` (``(P-1, 52)``: for each other
+    seat and card, a belief's probability that the seat holds it; ``bigtwo.train.belief``) the seats
+    take their cards in a random order, each drawing its count without replacement with chances in
+    proportion to its probabilities (Gumbel top-k), so a guess follows the belief and every count
+    still holds."""
     P = len(seen.left)
     hands = np.zeros((samples, P), dtype=np.uint64)
     hands[:, 0] = seen.hand
-    off = 0
-    for k in range(1, P):
-        hands[:, k] = np.bitwise_or.reduce(BITS[dealt[:, off : off + seen.left[k]]], axis=1)
-        off += seen.left[k]
+    if holders is None:
+        keys = rng.random((samples, len(seen.unseen)))
+        dealt = seen.unseen[np.argsort(keys, axis=1)]
+        off = 0
+        for k in range(1, P):
+            hands[:, k] = np.bitwise_or.reduce(BITS[dealt[:, off : off + seen.left[k]]], axis=1)
+            off += seen.left[k]
+        return hands
+    bits = BITS[seen.unseen]
+    logp = np.log(np.maximum(np.asarray(holders, np.float64)[:, seen.unseen], 1e-30))  # (P-1, U), finite
+    taken = np.zeros((samples, len(seen.unseen)), dtype=bool)
+    order = np.argsort(rng.random((samples, P - 1)), axis=1) + 1  # each guess's order of the other seats
+    every = np.arange(samples)
+    for j in range(P - 1):
+        seat = order[:, j]
+        keys = logp[seat - 1] + rng.gumbel(size=taken.shape)
+        keys[taken] = -np.inf
+        rank = np.argsort(np.argsort(-keys, axis=1, kind="stable"), axis=1, kind="stable")
+        mine = rank < seen.left[seat][:, None]
+        taken |= mine
+        hands[every, seat] = np.bitwise_or.reduce(np.where(mine, bits[None, :], np.uint64(0)), axis=1)
     return hands

@@ -6,7 +6,8 @@ Per move (for a seat with more than one legal play, none of which ends the game 
    (its prior), its best play the *favourite*.
 2. **Determinization.** ``samples`` guesses of the hidden hands consistent with what the seat
    knows (``bigtwo.agents.determinize``: the cards it has not seen, dealt so each seat holds as
-   many as it does), each loaded into an ``Engine`` with the game's recent moves, so that the
+   many as it does; at random, or following a learned ``belief`` of who holds which card,
+   ``bigtwo.train.belief``, which reads only the seat's observation), each loaded into an ``Engine`` with the game's recent moves, so that the
    network reads there what it would read at the real table.
 3. **Lookahead.** In every (guess, candidate) copy the candidate is played, then **every seat
    plays the network** (its best-scored play) until the observer is to play again for the
@@ -73,6 +74,14 @@ class Evaluator(Protocol):
         ...
 
 
+class Belief(Protocol):
+    """Who holds the cards a seat has not seen (``bigtwo.train.belief.BeliefNet``)."""
+
+    def holders(self, obs: np.ndarray) -> np.ndarray:
+        """``(B, P-1, 52)``: per row, other seat and card, the probability that the seat holds it."""
+        ...
+
+
 class LookaheadAgent(Agent):
     """Determinized lookahead in which every seat plays the network ``policy`` (see the module docstring).
 
@@ -81,7 +90,8 @@ class LookaheadAgent(Agent):
     value head is read (0: read at its next turn; -1: no value head, play every copy out);
     ``trust``: standard errors by which a candidate must beat the network's best play to replace
     it (0: the best mean wins); ``threads``: the engine's threads stepping the copies (default
-    one per core; the choices do not depend on it)."""
+    one per core; the choices do not depend on it); ``belief``: deals the guesses following it
+    (default: at random)."""
 
     name = "lookahead"
     provenance: dict[str, Any] | None = None  # what made its network (set by the registry)
@@ -96,8 +106,12 @@ class LookaheadAgent(Agent):
         plies: int = DEFAULT_PLIES,
         trust: float = DEFAULT_TRUST,
         threads: int | None = None,
+        belief: Belief | None = None,
     ) -> None:
         super().__init__(variant, seed)
+        if belief is not None and not callable(getattr(belief, "holders", None)):
+            raise ValueError(f"belief must have a holders() method (bigtwo.train.belief), got {belief!r}")
+        self.belief = belief
         if not callable(getattr(policy, "evaluate", None)) or not callable(getattr(policy, "values", None)):
             raise ValueError(f"policy must have evaluate() and values() methods (a PolicyAgent), got {policy!r}")
         self.network = policy
@@ -140,6 +154,8 @@ class LookaheadAgent(Agent):
         if rows.size:
             scores, _ = self.network.evaluate(obs[rows], ids[rows], counts[rows])
             jobs: list[tuple[int, Seen, np.ndarray]] = []
+            held = None if self.belief is None else self.belief.holders(obs[rows])
+            beliefs: list[np.ndarray | None] = []
             for i, g in enumerate(rows):
                 n = int(counts[g])
                 order = np.argsort(-scores[i, :n], kind="stable")
@@ -152,16 +168,18 @@ class LookaheadAgent(Agent):
                 cands = ids[g, order[: self.top_k]]
                 if len(cands) > 1:
                     jobs.append((int(g), seen, cands))
+                    beliefs.append(None if held is None else held[i])
             if jobs:
-                for (row, _, cands), best in zip(jobs, self._search(jobs), strict=True):
+                for (row, _, cands), best in zip(jobs, self._search(jobs, beliefs), strict=True):
                     out[row] = cands[best]
                 self.stats["searched"] += len(jobs)
         self.stats["moves"] += len(counts)
         self.stats["seconds"] += time.perf_counter() - start
         return out
 
-    def _search(self, jobs: list[tuple[int, Seen, np.ndarray]]) -> list[int]:
-        """The chosen candidate's index for each job, all jobs' copies stepped together."""
+    def _search(self, jobs: list[tuple[int, Seen, np.ndarray]], beliefs: list[np.ndarray | None]) -> list[int]:
+        """The chosen candidate's index for each job, all jobs' copies stepped together; each job's
+        guesses dealt following its belief (``None``: at random)."""
         S = self.samples
         P = self.variant.players
         sizes = [S * len(c) for _, _, c in jobs]
@@ -178,10 +196,10 @@ class LookaheadAgent(Agent):
         passed_on = np.zeros((total, *jobs[0][1].passed_on.shape), dtype=np.int64)
         first = np.zeros(total, dtype=np.int64)
         at = 0
-        for _, seen, cands in jobs:
+        for (_, seen, cands), holders in zip(jobs, beliefs, strict=True):
             C = len(cands)
             block = slice(at, at + S * C)
-            hands[block] = np.repeat(deal_hands(self.rng, seen, S), C, axis=0)  # guess-major: row = s * C + c
+            hands[block] = np.repeat(deal_hands(self.rng, seen, S, holders), C, axis=0)  # guess-major: row = s * C + c
             played[block] = seen.played
             table_action[block], table_seat[block] = seen.table, seen.table_seat
             passes[block], opening[block] = seen.passes, seen.opening

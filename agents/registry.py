@@ -70,7 +70,7 @@ WEB_TOP_K = 10  # candidate plays
 WEB_SAMPLES = 48  # lookahead: guesses of the hidden hands a move
 WEB_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the web server's event loop
 
-LOOKAHEAD_OWN = ("samples", "plies")  # strong's options that only its lookahead takes
+LOOKAHEAD_OWN = ("samples", "plies", "belief")  # strong's options that only its lookahead takes
 SHARED = ("top_k", "threads")  # strong's options that either search takes (and trust)
 LOOKAHEAD = "lookahead"  # the search that plays the network at every seat (bigtwo.agents.lookahead)
 _OPTION = re.compile(r"^[A-Za-z_]\w*=")  # a "key=value" option part of an agent name
@@ -151,6 +151,14 @@ LOOKAHEAD_OPTIONS = (
         part="search",
         web_high=WEB_THREADS,
     ),
+    Option(
+        "belief",
+        "text",
+        None,
+        "a belief file (bigtwo belief) the guesses of the hidden hands follow; default: dealt at random",
+        part="search",
+        web=False,
+    ),
     _network_option(
         "a run's checkpoint or exported file instead of the shipped network; scratch: the one trained from scratch"
     ),
@@ -179,11 +187,13 @@ def _lookahead(variant: Variant, seed: int | None = None, **options: Any) -> Age
     spec = AGENT_SPECS[LOOKAHEAD]
     search = {k: v for k, v in options.items() if spec.option(k).part == "search"}
     network_options = {k: v for k, v in options.items() if spec.option(k).part == "network"}
+    if search.get("belief") is not None:  # the network's loader reads the belief file (torch) beside it
+        network_options["belief"] = search.pop("belief")
     path = _network_path(variant, options.get("network"), LOOKAHEAD)
     pretrained.need_torch()
     policy: Any = load_agent(path, variant, seed, same_rules=True, label=LOOKAHEAD, **network_options)
     policy.scores_threads = 1
-    agent = LookaheadAgent(variant, policy, seed=seed, **search)
+    agent = LookaheadAgent(variant, policy, seed=seed, belief=getattr(policy, "belief", None), **search)
     agent.provenance = policy.provenance
     return agent
 
@@ -250,7 +260,7 @@ def _web_rollouts(options: Mapping[str, Any]) -> None:
 def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
     """The shipped agent for ``variant``: a search on top of the network shipped for it
     (``bigtwo.agents.pretrained``, loaded by the ``.pt`` loader with the same rules required):
-    ``search=lookahead`` (``bigtwo.agents.lookahead``: every seat plays the network, at ``pretrained.LOOKAHEAD_DEFAULTS``) or
+    ``search=lookahead`` (``bigtwo.agents.lookahead``: every seat plays the network, at its own defaults) or
     ``search=rollouts`` (``bigtwo.agents.search``: the heuristic's rollouts, the network's best plays among
     the candidates, at ``pretrained.SEARCH_DEFAULTS``); ``simulations=0`` is the network alone.
     ``options`` are checked against its declaration."""
@@ -280,6 +290,8 @@ def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
         )
     network = options.get("network")
     path = _network_path(variant, network, pretrained.STRONG)
+    if given.get("belief") is not None:  # the network's loader reads the belief file (torch) beside it
+        network_options["belief"] = given.pop("belief")
     pretrained.need_torch()
     # Any: a trained agent (bigtwo.train's PolicyAgent, above this layer), with scores_threads and provenance
     policy: Any = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **network_options)
@@ -289,7 +301,7 @@ def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
     policy.scores_threads = 1  # its forward passes are small; the cores go to the copies or the rollouts
     searcher: Any
     if which == "lookahead":
-        searcher = LookaheadAgent(variant, policy, seed=seed, **{**pretrained.LOOKAHEAD_DEFAULTS, **given})
+        searcher = LookaheadAgent(variant, policy, seed=seed, belief=getattr(policy, "belief", None), **given)
     else:
         tuned = pretrained.search_weights(variant)
         if "weights" in given:  # then the search's own default: the opponents play them too, unless given

@@ -1049,10 +1049,10 @@ def test_the_hands_head_learns_who_holds_the_unseen_cards_from_the_global_state(
     held = decode_state(state, 4)["hands"][:, 1:]
     unseen = obs[:, part_slices(4)["unseen"]]
     assert ((held.sum(1) > 0) == (unseen > 0)).all()
-    perfect = torch.as_tensor(np.where(held > 0, 20.0, -20.0), dtype=torch.float32)
+    perfect = torch.as_tensor(np.where(held > 0, 20.0, -20.0), dtype=torch.float32).transpose(1, 2)
     loss, accuracy = hand_loss(perfect, torch.as_tensor(state))
     assert loss.item() < 1e-6 and accuracy == 1.0
-    loss, accuracy = hand_loss(torch.zeros(4, 3, 52), torch.as_tensor(state))
+    loss, accuracy = hand_loss(torch.zeros(4, 52, 3), torch.as_tensor(state))
     assert abs(loss.item() - np.log(3)) < 1e-5  # no knowledge: a third each
 
     cfg = tiny(tmp_path, hands_coef=1.0, num_steps=8)

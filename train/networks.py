@@ -215,12 +215,26 @@ class ActionScorer(nn.Module):
         advised: torch.Tensor | None = None,
         state: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        scores, value, _ = self.forward_hands(obs, legal_ids, legal_counts, advised, state, hands=False)
+        return scores, value
+
+    def forward_hands(
+        self,
+        obs: torch.Tensor,
+        legal_ids: torch.Tensor,
+        legal_counts: torch.Tensor,
+        advised: torch.Tensor | None = None,
+        state: torch.Tensor | None = None,
+        hands: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """``forward`` and, with ``hands``, the hands head's scores (``hand_logits``) from the same
+        pass of the encoder (PPO's update with ``hands_coef``); ``None`` without."""
         dtype = compute_dtype(self.precision, obs.device.type)
         if dtype is None:
-            return self._forward(obs, legal_ids, legal_counts, advised, state)
+            return self._forward(obs, legal_ids, legal_counts, advised, state, hands)
         with torch.autocast(obs.device.type, dtype=dtype):
-            scores, value = self._forward(obs, legal_ids, legal_counts, advised, state)
-        return scores.float(), value.float()
+            scores, value, held = self._forward(obs, legal_ids, legal_counts, advised, state, hands)
+        return scores.float(), value.float(), None if held is None else held.float()
 
     def _forward(
         self,
@@ -229,10 +243,14 @@ class ActionScorer(nn.Module):
         legal_counts: torch.Tensor,
         advised: torch.Tensor | None,
         global_state: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        hands: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         if self.advice_size and advised is None:
             raise ValueError(f"this network is advised by {self.advice!r}: forward needs the advised slots")
+        if hands and self.hands is None:
+            raise ValueError("this network has no hands head (trained with hands_coef 0)")
         state = self.state_encoder(obs)
+        held = self.hands(state).view(len(obs), 52, self.hand_places) if hands and self.hands is not None else None
         if not self.critic_size:
             value = self.value(state).squeeze(-1)
         elif global_state is not None:
@@ -240,7 +258,7 @@ class ActionScorer(nn.Module):
         else:  # playing: no one may read every hand, and nothing needs the value
             value = torch.full(obs.shape[:1], float("nan"), device=obs.device)
         if self.fused_pairs(obs):
-            return self._fused_scores(state, legal_ids, legal_counts, advised), value
+            return self._fused_scores(state, legal_ids, legal_counts, advised), value, held
         valid = legal_mask(legal_counts, legal_ids.shape[1])
         rows = torch.repeat_interleave(torch.arange(len(legal_counts), device=obs.device), legal_counts)
         plays = legal_ids[valid]
@@ -253,14 +271,14 @@ class ActionScorer(nn.Module):
         flat = self.score(self.pair(h)).squeeze(-1)
         scores = torch.full(legal_ids.shape, float("-inf"), dtype=flat.dtype, device=obs.device)
         scores = scores.masked_scatter(valid, flat)
-        return scores, value
+        return scores, value, held
 
     def hand_logits(self, obs: torch.Tensor) -> torch.Tensor:
-        """``(B, hand_places, 52)``: the hands head's score, for each other place (relative seats
-        1..P-1) and card, that the place holds the card (a softmax over the places per card)."""
+        """``(B, 52, hand_places)``: the hands head's score, for each card and other place (relative
+        seats 1..P-1), that the place holds the card (a softmax over the places, the last axis)."""
         if self.hands is None:
             raise ValueError("this network has no hands head (trained with hands_coef 0)")
-        return self.hands(self.state_encoder(obs)).view(len(obs), self.hand_places, 52)
+        return self.hands(self.state_encoder(obs)).view(len(obs), 52, self.hand_places)
 
     def fused_pairs(self, obs: torch.Tensor) -> bool:
         """Whether this pass scores the pairs with ``bigtwo.train.pair_scores`` (CPU, float32, one pair

@@ -65,6 +65,9 @@ class PolicyAgent(Agent):
     # what the value head's output is in payoff units: the run's reward scale (set by load_policy_agent
     # from the checkpoint's config: its ``reward_scale``, or 1 / the trained variant's worst payoff)
     value_scale: float = 1.0
+    # a belief over the hidden hands loaded beside the network (load_policy_agent's ``belief``): what a
+    # search on this network deals its guesses by (bigtwo.train.belief.BeliefNet); None: at random
+    belief: Any = None
     # torch threads for ``scores`` (None: torch's setting). Search sets 1: a one-position forward
     # gains nothing from more, and idle torch threads spinning after it slow the rollouts' threads
     # (measured: strong's median move 12.4 -> 8.5 ms, slowest 53 -> 46 ms, on 2 cores).
@@ -213,16 +216,23 @@ def load_policy_agent(
     *,
     same_rules: bool = False,
     label: str | None = None,
+    belief: str | Path | None = None,
 ) -> PolicyAgent:
     """A ``PolicyAgent`` from a checkpoint file, to play ``variant`` (default: the one it was
     trained on), named ``label`` (default: the file's stem). ``ValueError`` if the file is not a
     checkpoint, it reads another observation version (``check_obs_version``), the player counts
-    differ, or (``same_rules``) any rule differs."""
+    differ, or (``same_rules``) any rule differs. ``belief``: a belief file (``bigtwo.train.belief``)
+    for the same rules, loaded as the agent's ``belief`` (what a search on it deals its guesses by)."""
     payload = ckpt.load(path)
     who = f"{label} ({path})" if label else str(path)
-    return policy_agent_from_payload(
+    agent = policy_agent_from_payload(
         payload, who, variant, seed, mode, device, same_rules=same_rules, label=label or Path(path).stem
     )
+    if belief is not None:
+        from bigtwo.train.belief import load_belief
+
+        agent.belief = load_belief(Path(str(belief)).expanduser(), agent.variant)
+    return agent
 
 
 def policy_agent_from_payload(

@@ -28,6 +28,7 @@ three functions run in ``bigtwo train`` and, spread over Ray actors, in ``bigtwo
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -76,25 +77,28 @@ def targets(store: DecisionStore, cfg: TrainConfig) -> tuple[dict[str, np.ndarra
 
 def hand_loss(logits: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, float]:
     """The hands head's mean cross-entropy over the cards some other place holds, and how often its
-    likeliest place is the holder. ``logits`` ``(B, P-1, 52)`` (``ActionScorer.hand_logits``), ``state``
-    the decisions' global states from the deciding seat's view (place 0: that seat; its ``hands``
-    part, the first ``52 P`` numbers, is the target).
+    likeliest place is the holder. ``logits`` ``(B, 52, P-1)`` (``ActionScorer.hand_logits``: per card,
+    a score per other place), ``state`` the decisions' global states from the deciding seat's view
+    (place 0: that seat; the other places' ``hands``, numbers ``52..52 P``, are the target).
 
-    >>> logits = torch.zeros(1, 3, 52); state = torch.zeros(1, 721); state[0, 52 + 5] = 1.0
+    >>> logits = torch.zeros(1, 52, 3); state = torch.zeros(1, 721); state[0, 52 + 5] = 1.0
     >>> loss, acc = hand_loss(logits, state)   # one card held by place 1, three places alike
     >>> round(loss.item(), 4), acc
     (1.0986, 1.0)
     """
-    places = logits.shape[1]
-    held = state[:, 52 : 52 * (places + 1)].reshape(len(state), places, 52)
-    known = held.sum(1) > 0  # (B, 52): cards another place holds (its own, played or undealt ones are not asked)
-    logp = torch.log_softmax(logits.float(), dim=1)
-    ce = -(logp * held).sum(1)
-    n = known.sum().clamp(min=1)
+    places = logits.shape[2]
+    held = state[:, 52 : 52 * (places + 1)].reshape(len(state), places, 52).transpose(1, 2)  # (B, 52, P-1)
+    known = held.sum(2) > 0  # (B, 52): cards another place holds (its own, played or undealt ones are not asked)
+    logits = logits.float()
+    # the log-sum-exp over the few places, place by place: torch's reductions over so short an axis are slow
+    each = logits.unbind(2)
+    top = functools.reduce(torch.maximum, each).detach()
+    lse = top + torch.log(functools.reduce(torch.add, [torch.exp(x - top) for x in each]))
+    picked = (logits * held).sum(2)  # the holder's score (0 where no other place holds the card)
     with torch.no_grad():
-        right = (logits.argmax(1) == held.argmax(1))[known]
+        right = (picked >= top)[known]
         accuracy = float(right.float().mean()) if right.numel() else 0.0
-    return ce[known].sum() / n, accuracy
+    return (lse - picked)[known].sum() / known.sum().clamp(min=1), accuracy
 
 
 def update(
@@ -116,12 +120,14 @@ def update(
             idx = order[start : start + cfg.minibatch_size]
             b = batch.batch(idx)
             counts = torch.as_tensor(b["counts"].astype(np.int64), device=device)
-            scores, new_value = net(
+            hands = cfg.hands_coef > 0 and net.hand_places > 0
+            scores, new_value, hand_logits = net.forward_hands(
                 torch.as_tensor(b["obs"], device=device),
                 torch.as_tensor(b["legal"].astype(np.int64), device=device),
                 counts,
                 torch.as_tensor(b["advised"], device=device) if net.advice_size else None,
                 torch.as_tensor(b["state"], device=device) if net.critic_size else None,
+                hands=hands,
             )
             valid = legal_mask(counts, scores.shape[1])
             logp_all = masked_log_softmax(scores, valid)
@@ -150,9 +156,8 @@ def update(
                 v_loss = 0.5 * ((new_value - mb_ret) ** 2).mean()
             ent = entropy.mean()
             loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
-            if cfg.hands_coef > 0 and net.hand_places:
-                logits = net.hand_logits(torch.as_tensor(b["obs"], device=device))
-                h_loss, h_acc = hand_loss(logits, torch.as_tensor(b["state"], device=device))
+            if hand_logits is not None:
+                h_loss, h_acc = hand_loss(hand_logits, torch.as_tensor(b["state"], device=device))
                 loss = loss + cfg.hands_coef * h_loss
                 stats["hands"].append(h_loss.item())
                 stats["hands_accuracy"].append(h_acc)

@@ -72,7 +72,6 @@ SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 # search on both shipped variants (docs/strong.md, "Search that learns"); and its settings there
 STRONG_SEARCHES = ("lookahead", "rollouts")
 STRONG_SEARCH = "lookahead"
-LOOKAHEAD_DEFAULTS: dict[str, Any] = {}  # bigtwo.agents.lookahead's own defaults, measured there
 # the search the web table's ``strong`` seats and coach play unless a client names one: the rollouts search,
 # whose move costs less CPU (docs/strong.md, "Time per move"); with the lookahead, the web load test's
 # person waited 1.27 s at the median for a turn in its busiest phase (its bar: 1 s; other jobs on the cores)

@@ -7,6 +7,7 @@
     bigtwo play ...              play a game in the terminal against agents
     bigtwo replay FILE           step through a game record (a tournament's --records, a web export)
     bigtwo train ...             self-play training (needs the ``train`` extra: torch)
+    bigtwo belief ...            learn who holds the unseen cards, for the lookahead's guesses (torch)
     bigtwo serve ...             play in the browser: a web table (needs the ``web`` extra)
     bigtwo serve-bench ...       load benchmark of the web table
     bigtwo --version             the installed version
@@ -26,6 +27,7 @@ import sys
 from collections.abc import Sequence
 
 from bigtwo.cli.arena import register as register_arena_commands
+from bigtwo.cli.belief import register as register_belief
 from bigtwo.cli.bench import register as register_bench
 from bigtwo.cli.play import register as register_agent_commands
 from bigtwo.cli.replay import register as register_replay
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_agent_commands(sub)
     register_replay(sub)
     register_train(sub)
+    register_belief(sub)
     register_web(sub)
     return parser
 
