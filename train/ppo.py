@@ -95,8 +95,15 @@ def hand_loss(logits: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, 
     top = functools.reduce(torch.maximum, each).detach()
     lse = top + torch.log(functools.reduce(torch.add, [torch.exp(x - top) for x in each]))
     picked = (logits * held).sum(2)  # the holder's score (0 where no other place holds the card)
-    with torch.no_grad():
-        right = (picked >= top)[known]
+    with torch.no_grad():  # right: the holder is the first place of the highest score (argmax's choice)
+        first = torch.zeros_like(known)
+        right = torch.zeros_like(known)
+        held_by = held.unbind(2)
+        for x, h in zip(each, held_by, strict=True):
+            here = (x == top) & ~first
+            right |= here & (h > 0)
+            first |= here
+        right = right[known]
         accuracy = float(right.float().mean()) if right.numel() else 0.0
     return (lse - picked)[known].sum() / known.sum().clamp(min=1), accuracy
 
