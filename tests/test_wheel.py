@@ -30,6 +30,7 @@ SHIPPED = (
     "bigtwo/agents/pretrained/scratch/hong-kong.pt",
     "bigtwo/agents/pretrained/scratch/japan-chains.pt",
     "bigtwo/agents/pretrained/scratch/taiwan.pt",
+    "bigtwo/agents/pretrained/belief/hong-kong.pt",
     "bigtwo/configs/train/expert.yaml",
     "bigtwo/configs/train/default.yaml",
     "bigtwo/configs/variants/taiwan.yaml",
