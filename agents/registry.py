@@ -72,6 +72,7 @@ WEB_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the web 
 
 LOOKAHEAD_OWN = ("samples", "plies", "belief")  # strong's options that only its lookahead takes
 SHARED = ("top_k", "threads")  # strong's options that either search takes (and trust)
+NO_BELIEF = "none"  # belief=none: the lookahead deals its guesses at random
 LOOKAHEAD = "lookahead"  # the search that plays the network at every seat (bigtwo.agents.lookahead)
 _OPTION = re.compile(r"^[A-Za-z_]\w*=")  # a "key=value" option part of an agent name
 
@@ -155,7 +156,8 @@ LOOKAHEAD_OPTIONS = (
         "belief",
         "text",
         None,
-        "a belief file (bigtwo belief) the guesses of the hidden hands follow; default: dealt at random",
+        "a belief file (bigtwo belief) the guesses of the hidden hands follow; none: dealt at random; "
+        "default: the variant's shipped belief with the shipped network, else at random",
         part="search",
         web=False,
     ),
@@ -187,8 +189,10 @@ def _lookahead(variant: Variant, seed: int | None = None, **options: Any) -> Age
     spec = AGENT_SPECS[LOOKAHEAD]
     search = {k: v for k, v in options.items() if spec.option(k).part == "search"}
     network_options = {k: v for k, v in options.items() if spec.option(k).part == "network"}
-    if search.get("belief") is not None:  # the network's loader reads the belief file (torch) beside it
-        network_options["belief"] = search.pop("belief")
+    belief = _belief_file(variant, {**search, "network": options.get("network")})
+    search.pop("belief", None)
+    if belief is not None:  # the network's loader reads the belief file (torch) beside it
+        network_options["belief"] = belief
     path = _network_path(variant, options.get("network"), LOOKAHEAD)
     pretrained.need_torch()
     policy: Any = load_agent(path, variant, seed, same_rules=True, label=LOOKAHEAD, **network_options)
@@ -196,6 +200,17 @@ def _lookahead(variant: Variant, seed: int | None = None, **options: Any) -> Age
     agent = LookaheadAgent(variant, policy, seed=seed, belief=getattr(policy, "belief", None), **search)
     agent.provenance = policy.provenance
     return agent
+
+
+def _belief_file(variant: Variant, options: dict[str, Any]) -> Path | None:
+    """The belief file the lookahead deals by: ``belief=FILE``; none with ``belief=none``; else the one
+    shipped for the variant (``pretrained.belief_path``), when the network is the shipped one."""
+    given = options.pop("belief", None)
+    if given is None:
+        return pretrained.belief_path(variant) if options.get("network") is None else None
+    if str(given).lower() == NO_BELIEF:
+        return None
+    return Path(str(given)).expanduser()
 
 
 def _strong_options() -> tuple[Option, ...]:
@@ -290,8 +305,10 @@ def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
         )
     network = options.get("network")
     path = _network_path(variant, network, pretrained.STRONG)
-    if given.get("belief") is not None:  # the network's loader reads the belief file (torch) beside it
-        network_options["belief"] = given.pop("belief")
+    belief = _belief_file(variant, {**given, "network": network}) if which == "lookahead" and not network_only else None
+    given.pop("belief", None)
+    if belief is not None:  # the network's loader reads the belief file (torch) beside it
+        network_options["belief"] = belief
     pretrained.need_torch()
     # Any: a trained agent (bigtwo.train's PolicyAgent, above this layer), with scores_threads and provenance
     policy: Any = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **network_options)

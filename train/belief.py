@@ -33,8 +33,9 @@ from torch import nn
 
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.engine.observation import obs_size, part_slices
-from bigtwo.env.rules.variant import Variant
+from bigtwo.env.rules.variant import Variant, stored_variant
 from bigtwo.train.networks import layer_init
+from bigtwo.train.policy_agent import rule_differences
 from bigtwo.train.ppo import hand_loss
 
 FORMAT = "bigtwo-belief-1"  # the file's kind and version
@@ -176,7 +177,7 @@ def save_belief(net: BeliefNet, variant: Variant, report: dict[str, Any], path: 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
-        {"format": FORMAT, "kwargs": net.kwargs, "state_dict": net.state_dict(), "variant": variant.name, "rules": variant.rules_key(),
+        {"format": FORMAT, "kwargs": net.kwargs, "state_dict": net.state_dict(), "variant": variant.to_dict(),
          "report": report},
         path,
     )  # fmt: skip
@@ -197,10 +198,12 @@ def load_belief(path: str | Path, variant: Variant) -> BeliefNet:
         ) from exc
     if not isinstance(saved, dict) or saved.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a belief file (format {FORMAT!r}); write one with bigtwo belief")
-    if saved.get("rules") != variant.rules_key():
+    learned = stored_variant(saved.get("variant") or {}, f"belief file {str(path)!r}")
+    diffs = rule_differences(learned, variant)  # the rules of play: a game paid otherwise is played alike
+    if diffs:
         raise ValueError(
-            f"belief file {str(path)!r} was learned on the rules of {saved.get('variant')!r}, not on those of {variant.name!r}; "
-            "allowed: a belief learned on these rules"
+            f"belief file {str(path)!r} was learned on the rules of {learned.name!r}, not on those of "
+            f"{variant.name!r} ({'; '.join(diffs)}); allowed: a belief learned on these rules of play"
         )
     net = BeliefNet(**saved["kwargs"])
     net.load_state_dict(saved["state_dict"])

@@ -28,6 +28,7 @@ The files:
 |---|---|
 | weights | ``agents/pretrained/<variant name>.pt`` (package data: in the wheel), written by ``python -m bigtwo.train.export`` |
 | from scratch | ``agents/pretrained/scratch/<variant name>.pt`` (hong-kong, taiwan, japan-chains): ``strong:network=scratch`` |
+| beliefs | ``agents/pretrained/belief/<variant name>.pt`` (hong-kong): who holds the unseen cards, learned on the shipped network's games (``bigtwo belief``); the lookahead deals its guesses by it unless ``belief=none`` |
 | the folder | this package's folder, or the one ``BIGTWO_PRETRAINED_DIR`` names (for your own weights, and the tests) |
 | what made a file | its ``provenance`` (command, seed, steps, training time, code version): ``bigtwo ladder --list`` |
 
@@ -72,6 +73,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {"simulations": 200, "schedule": "even"}
 # search on both shipped variants (docs/strong.md, "Search that learns"); and its settings there
 STRONG_SEARCHES = ("lookahead", "rollouts")
 STRONG_SEARCH = "lookahead"
+BELIEF = "belief"  # the folder of the shipped beliefs (belief_path); ``belief=none``: deal at random
 # the search the web table's ``strong`` seats and coach play unless a client names one: the rollouts search,
 # whose move costs less CPU (docs/strong.md, "Time per move"); with the lookahead, the web load test's
 # person waited 1.27 s at the median for a turn in its busiest phase (its bar: 1 s; other jobs on the cores)
@@ -135,6 +137,15 @@ def weights_path(variant: Variant | str) -> Path:
         f"the {STRONG!r} agent has no trained weights for variant {name!r} in {pretrained_dir()}; {have} "
         f"(export a run's checkpoint with `python -m bigtwo.train.export RUN_DIR --variant {name}`, or play another agent)"
     )
+
+
+def belief_path(variant: Variant | str) -> Path | None:
+    """The belief shipped for ``variant``'s name (``belief/<variant name>.pt``, written by ``bigtwo
+    belief`` on the shipped network's games), which ``strong``'s lookahead deals its guesses by unless
+    given ``belief=FILE`` or ``belief=none``; ``None`` where none is shipped."""
+    name = _name(variant)
+    path = pretrained_dir() / BELIEF / f"{name}{SUFFIX}"
+    return path if FILE_NAME.match(name) and path.is_file() else None
 
 
 def scratch_path(variant: Variant | str) -> Path:
