@@ -7,8 +7,9 @@ Per move (for a seat with more than one legal play, none of which ends the game 
 2. **Determinization.** ``samples`` guesses of the hidden hands consistent with what the seat
    knows (``bigtwo.agents.determinize``: the cards it has not seen, dealt so each seat holds as
    many as it does; at random, or following a learned ``belief`` of who holds which card,
-   ``bigtwo.train.belief``, which reads only the seat's observation), each loaded into an ``Engine`` with the game's recent moves, so that the
-   network reads there what it would read at the real table.
+   ``bigtwo.train.belief``, which reads only the seat's observation), each loaded into an
+   ``Engine`` with the game's recent moves, so that the network reads there what it would read at
+   the real table.
 3. **Lookahead.** In every (guess, candidate) copy the candidate is played, then **every seat
    plays the network** (its best-scored play) until the observer is to play again for the
    ``plies + 1``-th time, or the game ends. All copies of all positions asked in one ``act`` call
