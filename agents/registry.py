@@ -375,7 +375,14 @@ SPECS: tuple[AgentSpec, ...] = (
         # the network: loaded by the .pt loader; the search: the rollouts' or the lookahead (which takes
         # top_k, trust and threads from the "search" part as well: SHARED)
         parts={"search": SearchAgent, "lookahead": LookaheadAgent, "network": ".pt"},
-        internal=("prior", "policy", "path", "same_rules", "label"),  # the network; the file and its name, strong's
+        internal=(
+            "prior",
+            "policy",
+            "path",
+            "same_rules",
+            "label",
+            "belief",
+        ),  # the network; its file and name, strong's; the belief file for its loader
         web_rule=_web_rollouts,
     ),
     AgentSpec(
@@ -386,7 +393,13 @@ SPECS: tuple[AgentSpec, ...] = (
         cost=SEARCH,
         kernels=NETWORK_KERNELS,
         parts={"search": LookaheadAgent, "network": ".pt"},
-        internal=("policy", "path", "same_rules", "label"),  # the network; its file and name, the factory's
+        internal=(
+            "policy",
+            "path",
+            "same_rules",
+            "label",
+            "belief",
+        ),  # the network; its file and name, the factory's; the belief file for its loader
     ),
 )
 AGENT_SPECS: dict[str, AgentSpec] = {spec.name: spec for spec in SPECS}
@@ -400,7 +413,7 @@ CHECKPOINT = AgentSpec(
     kernels=NETWORK_KERNELS,
     web=False,  # a web seat names only the files the server was started with (bigtwo serve --agent-file)
     parts={"network": ".pt"},
-    internal=("path", "same_rules", "label"),
+    internal=("path", "same_rules", "label", "belief"),
 )
 # the entries built by a class: name -> class
 AGENTS: dict[str, type[Agent]] = {s.name: s.build for s in SPECS if isinstance(s.build, type)}
