@@ -35,7 +35,7 @@ from bigtwo.env.engine.engine import Engine
 from bigtwo.env.engine.observation import obs_size, part_slices
 from bigtwo.env.rules.variant import Variant, stored_variant
 from bigtwo.train.networks import layer_init
-from bigtwo.train.policy_agent import rule_differences
+from bigtwo.train.policy_agent import rule_differences, torch_threads
 from bigtwo.train.ppo import hand_loss
 
 FORMAT = "bigtwo-belief-1"  # the file's kind and version
@@ -62,12 +62,15 @@ class BeliefNet(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.out(self.body(obs)).view(len(obs), 52, self.players - 1)
 
+    threads: int | None = 1  # torch threads of ``holders`` (a search's small pass; see PolicyAgent.scores_threads)
+
     @torch.no_grad()
     def holders(self, obs: np.ndarray) -> np.ndarray:
         """``(B, P-1, 52)`` float64: for each row, other place and card, the probability that the place
         holds the card (0 for a place with no cards; rows of cards the seat has seen are arbitrary)."""
         x = torch.as_tensor(np.asarray(obs, np.float32))
-        logits = self(x)
+        with torch_threads(self.threads):
+            logits = self(x)
         empty = x[:, self.left][:, 1:] <= 0  # (B, P-1): places with no cards hold none
         logits = logits.masked_fill(empty[:, None, :], float("-inf"))
         return torch.softmax(logits.double(), dim=2).nan_to_num(0.0).transpose(1, 2).numpy()

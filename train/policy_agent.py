@@ -43,7 +43,7 @@ PAYOFF_FIELDS = ("scoring", "unit", "tiers", "buy_in", "rake", "penalty_multipli
 
 
 @contextmanager
-def _torch_threads(threads: int | None) -> Iterator[None]:
+def torch_threads(threads: int | None) -> Iterator[None]:
     """Run the block with ``threads`` torch threads (None: as set), then restore the setting."""
     before = torch.get_num_threads()
     if threads is None or threads == before:
@@ -123,7 +123,7 @@ class PolicyAgent(Agent):
         rows = np.flatnonzero(counts > 0)
         if rows.size:
             width = int(counts[rows].max())
-            with _torch_threads(self.scores_threads):
+            with torch_threads(self.scores_threads):
                 s, _ = self.net.score_arrays(np.asarray(obs, np.float32)[rows], legal_ids[rows, :width], counts[rows])
             out[rows, :width] = s.double().cpu().numpy()
         return out
@@ -138,7 +138,7 @@ class PolicyAgent(Agent):
         global state, which playing never has). Unchecked: for engines' own arrays (search)."""
         counts = np.asarray(legal_counts)
         width = max(int(counts.max()), 1) if counts.size else 1
-        with _torch_threads(self.scores_threads):
+        with torch_threads(self.scores_threads):
             s, v = self.net.score_arrays(np.asarray(obs, np.float32), np.asarray(legal_ids)[:, :width], counts)
         out = np.full((len(counts), np.asarray(legal_ids).shape[1]), -np.inf)
         out[:, :width] = s.double().cpu().numpy()
@@ -148,7 +148,7 @@ class PolicyAgent(Agent):
     def values(self, obs: np.ndarray) -> np.ndarray:
         """The value head's estimate of each observation's game payoff for its seat, float64 ``(B,)``
         (payoff units: divided by ``value_scale``); NaN for a network with a global critic."""
-        with _torch_threads(self.scores_threads):
+        with torch_threads(self.scores_threads):
             x = torch.as_tensor(np.asarray(obs, np.float32), device=self.device)
             if self.net.critic_size:
                 return np.full(len(x), np.nan)
