@@ -189,8 +189,7 @@ def _lookahead(variant: Variant, seed: int | None = None, **options: Any) -> Age
     spec = AGENT_SPECS[LOOKAHEAD]
     search = {k: v for k, v in options.items() if spec.option(k).part == "search"}
     network_options = {k: v for k, v in options.items() if spec.option(k).part == "network"}
-    belief = _belief_file(variant, {**search, "network": options.get("network")})
-    search.pop("belief", None)
+    belief = _belief_file(variant, search.pop("belief", None), options.get("network"))
     if belief is not None:  # the network's loader reads the belief file (torch) beside it
         network_options["belief"] = belief
     path = _network_path(variant, options.get("network"), LOOKAHEAD)
@@ -202,12 +201,11 @@ def _lookahead(variant: Variant, seed: int | None = None, **options: Any) -> Age
     return agent
 
 
-def _belief_file(variant: Variant, options: dict[str, Any]) -> Path | None:
+def _belief_file(variant: Variant, given: Any, network: Any) -> Path | None:
     """The belief file the lookahead deals by: ``belief=FILE``; none with ``belief=none``; else the one
     shipped for the variant (``pretrained.belief_path``), when the network is the shipped one."""
-    given = options.pop("belief", None)
     if given is None:
-        return pretrained.belief_path(variant) if options.get("network") is None else None
+        return pretrained.belief_path(variant) if network is None else None
     if str(given).lower() == NO_BELIEF:
         return None
     return Path(str(given)).expanduser()
@@ -305,8 +303,9 @@ def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
         )
     network = options.get("network")
     path = _network_path(variant, network, pretrained.STRONG)
-    belief = _belief_file(variant, {**given, "network": network}) if which == "lookahead" and not network_only else None
-    given.pop("belief", None)
+    belief = (
+        _belief_file(variant, given.pop("belief", None), network) if which == "lookahead" and not network_only else None
+    )
     if belief is not None:  # the network's loader reads the belief file (torch) beside it
         network_options["belief"] = belief
     pretrained.need_torch()

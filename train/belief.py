@@ -34,7 +34,7 @@ from torch import nn
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.engine.observation import obs_size, part_slices
 from bigtwo.env.rules.variant import Variant, stored_variant
-from bigtwo.train.networks import layer_init
+from bigtwo.train.networks import layer_init, mlp
 from bigtwo.train.policy_agent import rule_differences, torch_threads
 from bigtwo.train.ppo import hand_loss
 
@@ -45,24 +45,18 @@ class BeliefNet(nn.Module):
     """An MLP from a seat's observation to ``(52, P-1)`` scores: per card, a softmax over the other
     places (relative seats 1..P-1) of holding it."""
 
+    threads: int | None = 1  # torch threads of ``holders`` (a search's small pass; see PolicyAgent.scores_threads)
+
     def __init__(self, obs_size: int, players: int, hidden_size: int = 256, layers: int = 2) -> None:
         super().__init__()
         self.obs_size, self.players = obs_size, players
         self.kwargs = dict(obs_size=obs_size, players=players, hidden_size=hidden_size, layers=layers)
-        body: list[nn.Module] = []
-        width = obs_size
-        for _ in range(layers):
-            body += [layer_init(nn.Linear(width, hidden_size)), nn.ReLU()]
-            width = hidden_size
-        self.body = nn.Sequential(*body)
-        self.out = layer_init(nn.Linear(width, 52 * (players - 1)), std=0.01)
-        self.unseen = part_slices(players)["unseen"]
+        self.body = mlp(obs_size, hidden_size, layers)
+        self.out = layer_init(nn.Linear(hidden_size if layers else obs_size, 52 * (players - 1)), std=0.01)
         self.left = part_slices(players)["cards_left_fraction"]
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.out(self.body(obs)).view(len(obs), 52, self.players - 1)
-
-    threads: int | None = 1  # torch threads of ``holders`` (a search's small pass; see PolicyAgent.scores_threads)
 
     @torch.no_grad()
     def holders(self, obs: np.ndarray) -> np.ndarray:
@@ -99,8 +93,8 @@ def collect_positions(
         ids, n = eng.legal_actions()
         obs = eng.observe().copy()
         asked = np.flatnonzero(n > 1)  # positions where the seat has a choice: where a search runs
-        obs_rows.append(obs[asked])
-        state_rows.append(eng.global_state()[asked].copy())
+        obs_rows.append(obs[asked])  # indexing copies
+        state_rows.append(eng.global_state()[asked])
         have += asked.size
         eng.step(agent.act(obs, ids, n))
     return np.concatenate(obs_rows)[:positions], np.concatenate(state_rows)[:positions]

@@ -118,6 +118,17 @@ def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> 
     return layer
 
 
+def mlp(in_size: int, hidden_size: int, layers: int) -> nn.Sequential:
+    """``layers`` ReLU layers of ``hidden_size`` over ``in_size`` inputs, CleanRL-initialised (a state
+    encoder; ``bigtwo.train.belief``'s body)."""
+    body: list[nn.Module] = []
+    width = in_size
+    for _ in range(layers):
+        body += [layer_init(nn.Linear(width, hidden_size)), nn.ReLU()]
+        width = hidden_size
+    return nn.Sequential(*body)
+
+
 def legal_mask(legal_counts: torch.Tensor, width: int) -> torch.Tensor:
     """``(B, width)`` bool: which padded slots hold a legal play."""
     return torch.arange(width, device=legal_counts.device)[None, :] < legal_counts[:, None]
@@ -176,12 +187,7 @@ class ActionScorer(nn.Module):
         self.advice = advice
         self.adviser = adviser  # asked by ``score_arrays`` when no advised slots are given
         self.register_buffer("features", torch.as_tensor(features, dtype=torch.float32), persistent=False)
-        layers: list[nn.Module] = []
-        width = obs_size
-        for _ in range(state_layers):
-            layers += [layer_init(nn.Linear(width, hidden_size)), nn.ReLU()]
-            width = hidden_size
-        self.state_encoder = nn.Sequential(*layers)
+        self.state_encoder = mlp(obs_size, hidden_size, state_layers)
         self.state_proj = layer_init(nn.Linear(hidden_size, pair_size))
         self.advice_size = 1 if advice else 0  # one input per play: is it the adviser's choice
         self.action_proj = layer_init(nn.Linear(features.shape[1] + self.advice_size, pair_size, bias=False))
@@ -247,10 +253,8 @@ class ActionScorer(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         if self.advice_size and advised is None:
             raise ValueError(f"this network is advised by {self.advice!r}: forward needs the advised slots")
-        if hands and self.hands is None:
-            raise ValueError("this network has no hands head (trained with hands_coef 0)")
         state = self.state_encoder(obs)
-        held = self.hands(state).view(len(obs), 52, self.hand_places) if hands and self.hands is not None else None
+        held = self._hand_scores(state) if hands else None
         if not self.critic_size:
             value = self.value(state).squeeze(-1)
         elif global_state is not None:
@@ -276,9 +280,13 @@ class ActionScorer(nn.Module):
     def hand_logits(self, obs: torch.Tensor) -> torch.Tensor:
         """``(B, 52, hand_places)``: the hands head's score, for each card and other place (relative
         seats 1..P-1), that the place holds the card (a softmax over the places, the last axis)."""
+        return self._hand_scores(self.state_encoder(obs))
+
+    def _hand_scores(self, state: torch.Tensor) -> torch.Tensor:
+        """The hands head on encoded states: ``(B, 52, hand_places)``."""
         if self.hands is None:
             raise ValueError("this network has no hands head (trained with hands_coef 0)")
-        return self.hands(self.state_encoder(obs)).view(len(obs), 52, self.hand_places)
+        return self.hands(state).view(len(state), 52, self.hand_places)
 
     def fused_pairs(self, obs: torch.Tensor) -> bool:
         """Whether this pass scores the pairs with ``bigtwo.train.pair_scores`` (CPU, float32, one pair
