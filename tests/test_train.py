@@ -1092,3 +1092,55 @@ def test_the_hands_head_learns_who_holds_the_unseen_cards_from_the_global_state(
         ValueError, match=r"field 'hands_coef' is 1.0 but algo dmc .*allowed: hands_coef > 0 with algo ppo"
     ):
         tiny(tmp_path / "bad", hands_coef=1.0, algo="dmc")
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+def test_hand_after_scores_each_play_by_the_hand_it_leaves(tmp_path, algo):
+    """``hand_after``: the scorer reads, per legal play, the seat's hand less the play's cards through a
+    network of its own (the module docstring's formula, recomputed here by hand); it trains with PPO
+    and DMC, the checkpoint keeps its width and plays, and same seed, same run."""
+    from bigtwo import agents
+    from bigtwo.env.engine.engine import Engine
+    from bigtwo.env.rules.actions import action_table
+    from bigtwo.train.networks import ActionScorer, action_features, build_network
+
+    variant = load_variant("taiwan")
+    torch.manual_seed(0)
+    net = ActionScorer(623, action_features(variant), 32, 2, 16, hand_after=8)
+    assert not net.fused_pairs(torch.zeros(1, 623))  # torch's ops: the fused kernel has no such input
+    eng = Engine("taiwan", num_matches=4, seed=3)
+    ids, n = eng.legal_actions()
+    obs = torch.as_tensor(eng.observe())
+    legal, counts = torch.as_tensor(ids.astype(np.int64)), torch.as_tensor(n.astype(np.int64))
+    with torch.no_grad():
+        scores = net(obs, legal, counts)[0]
+        table = action_table(variant)
+        for g in range(4):
+            hand = obs[g, :52]
+            for s in range(int(n[g])):
+                play = int(ids[g, s])
+                cards = torch.zeros(52)
+                cards[[int(c) for c in table.cards[play] if c >= 0]] = 1.0
+                assert (hand - cards).min() >= 0  # a legal play's cards are in the hand
+                pre = (
+                    net.state_proj(net.state_encoder(obs[g]))
+                    + net.action_proj(net.features[play])
+                    + net.after(hand - cards)
+                )
+                expected = net.score(torch.relu(pre))[0]
+                assert torch.isclose(scores[g, s], expected, atol=1e-5)
+    with pytest.raises(ValueError, match=r"field 'hand_after' has bad value -1; allowed: an integer in 0"):
+        tiny(tmp_path / "bad", hand_after=-1)
+
+    first = run_training(tiny(tmp_path / "a", algo=algo, hand_after=8))
+    again = run_training(tiny(tmp_path / "b", algo=algo, hand_after=8))
+    assert same_weights(weights(first.checkpoint), weights(again.checkpoint))
+    saved = ckpt.load(first.checkpoint)["model"]
+    assert saved["kwargs"]["hand_after"] == 8 and any(k.startswith("after.") for k in saved["state_dict"])
+    played = build_network(saved["kwargs"], variant)
+    played.load_state_dict(saved["state_dict"])
+    agent = agents.make_agent(str(first.checkpoint), "taiwan", seed=0)
+    eng = Engine("taiwan", num_matches=8, seed=3)
+    ids, counts = eng.legal_actions()
+    acts = agent.act(eng.observe(), ids, counts)
+    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))

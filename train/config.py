@@ -211,6 +211,16 @@ class TrainConfig:
         "recorded with each decision; training only: playing never reads the head); 0 = no such head.",
     )
 
+    # a judge of what each play leaves: the hand after the play through a network of its own, shared by
+    # every play (the one relu of the pair layer otherwise weighs a play's cards only linearly against the hand)
+    hand_after: int = setting(
+        0,
+        Limit(0, 4_096),
+        "Width of a network over the hand each legal play leaves (the seat's hand less the play's cards), "
+        "added to the (state, action) scorer's input; 0 = none. Scores then take torch's ops rather than the "
+        "fused CPU kernel (bigtwo.train.pair_scores).",
+    )
+
     # --- optimisation
     # higher than CleanRL's 2.5e-4: the 0.01-scaled scorer output made 3e-4 learn slowly (approx_kl ~1e-5);
     # 1e-3 gives approx_kl ~3e-3. DMC keeps it too (DouZero: RMSprop 1e-4 on a far larger batch budget).

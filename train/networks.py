@@ -12,6 +12,11 @@ within its size, 0..1); the network scores each legal (state, play) pair:
     score   = w . h                                     -> logits (PPO) or Q values (DMC)
     value   = v . s                                     (PPO's critic)
 
+With ``hand_after`` (``TrainConfig.hand_after``) the pair layer also reads the hand each play leaves,
+through a small network of its own (a learned judge of what a play keeps back, shared by every play):
+
+    h       = relu(W_s s[row] + W_a features[play] + G(hand - cards(play)))    G: 52 -> hand_after -> pair
+
 With ``critic_size`` (``TrainConfig.critic: global``) the value comes instead from a critic network of
 its own over the privileged global state (every hand; ``bigtwo.env.engine.state``), as in PerfectDou:
 
@@ -55,7 +60,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from bigtwo.env.engine.observation import NUM_KINDS
+from bigtwo.env.engine.observation import NUM_KINDS, part_slices
 from bigtwo.env.rules.actions import action_table
 from bigtwo.env.rules.variant import Variant
 from bigtwo.train.advice import Adviser, make_adviser
@@ -63,6 +68,7 @@ from bigtwo.train.config import PRECISIONS
 from bigtwo.train.pair_scores import PairScores, distinct_plays
 
 ACTION_FEATURES = 52 + NUM_KINDS + 2
+HAND = part_slices(4)["hand"]  # the observer's own hand in the observation (the first 52 slots, any P)
 
 
 def action_features(variant: Variant) -> np.ndarray:
@@ -164,6 +170,7 @@ class ActionScorer(nn.Module):
         precision: str = "float32",
         critic_size: int = 0,
         hand_places: int = 0,
+        hand_after: int = 0,
     ) -> None:
         super().__init__()
         compute_dtype(precision, "cpu")  # refuses an unknown precision now, not at the first pass
@@ -184,6 +191,8 @@ class ActionScorer(nn.Module):
             self.kwargs["critic_size"] = critic_size  # likewise
         if hand_places:
             self.kwargs["hand_places"] = hand_places  # likewise
+        if hand_after:
+            self.kwargs["hand_after"] = hand_after  # likewise
         self.advice = advice
         self.adviser = adviser  # asked by ``score_arrays`` when no advised slots are given
         self.register_buffer("features", torch.as_tensor(features, dtype=torch.float32), persistent=False)
@@ -195,6 +204,16 @@ class ActionScorer(nn.Module):
         for _ in range(pair_layers - 1):
             pair += [layer_init(nn.Linear(pair_size, pair_size)), nn.ReLU()]
         self.pair = nn.Sequential(*pair)
+        # the hand left after each play, through a network of its own (``TrainConfig.hand_after``): a
+        # learned judge of what a play leaves, added to the pair layer's input; None without
+        self.hand_after = hand_after
+        self.after = (
+            nn.Sequential(
+                layer_init(nn.Linear(52, hand_after)), nn.ReLU(), layer_init(nn.Linear(hand_after, pair_size))
+            )
+            if hand_after
+            else None
+        )
         self.score = layer_init(nn.Linear(pair_size, 1), std=score_std)
         self.critic_size = critic_size
         self.value: nn.Module
@@ -271,7 +290,10 @@ class ActionScorer(nn.Module):
             slots = torch.arange(legal_ids.shape[1], device=obs.device)[None, :]
             flag = (slots == advised[:, None])[valid].to(features.dtype)
             features = torch.cat([features, flag[:, None]], dim=1)
-        h = torch.relu(self.state_proj(state)[rows] + self.action_proj(features))
+        pre = self.state_proj(state)[rows] + self.action_proj(features)
+        if self.after is not None:  # the hand left after each play: the observer's hand less the play's cards
+            pre = pre + self.after(obs[rows, HAND] - self.features[plays, :52])
+        h = torch.relu(pre)
         flat = self.score(self.pair(h)).squeeze(-1)
         scores = torch.full(legal_ids.shape, float("-inf"), dtype=flat.dtype, device=obs.device)
         scores = scores.masked_scatter(valid, flat)
@@ -290,8 +312,13 @@ class ActionScorer(nn.Module):
 
     def fused_pairs(self, obs: torch.Tensor) -> bool:
         """Whether this pass scores the pairs with ``bigtwo.train.pair_scores`` (CPU, float32, one pair
-        layer) rather than torch ops (the same scores up to float32 rounding)."""
-        return obs.device.type == "cpu" and not len(self.pair) and not torch.is_autocast_enabled("cpu")
+        layer, no ``hand_after``) rather than torch ops (the same scores up to float32 rounding)."""
+        return (
+            obs.device.type == "cpu"
+            and not len(self.pair)
+            and self.after is None
+            and not torch.is_autocast_enabled("cpu")
+        )
 
     def _fused_scores(
         self, state: torch.Tensor, legal_ids: torch.Tensor, legal_counts: torch.Tensor, advised: torch.Tensor | None

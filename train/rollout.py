@@ -113,6 +113,7 @@ def make_scorer(cfg: TrainConfig, variant: Variant) -> ActionScorer:
         precision=cfg.precision,
         critic_size=critic_size(cfg, variant.players),
         hand_places=variant.players - 1 if cfg.hands_coef > 0 else 0,
+        hand_after=cfg.hand_after,
     )
 
 
