@@ -63,11 +63,10 @@ class BeliefNet(nn.Module):
         """``(B, P-1, 52)`` float64: for each row, other place and card, the probability that the place
         holds the card (0 for a place with no cards; rows of cards the seat has seen are arbitrary)."""
         x = torch.as_tensor(np.asarray(obs, np.float32))
-        with torch_threads(self.threads):
-            logits = self(x)
         empty = x[:, self.left][:, 1:] <= 0  # (B, P-1): places with no cards hold none
-        logits = logits.masked_fill(empty[:, None, :], float("-inf"))
-        return torch.softmax(logits.double(), dim=2).nan_to_num(0.0).transpose(1, 2).numpy()
+        with torch_threads(self.threads):  # the softmax too: a pool of busy cores stalled it (5 ms a call)
+            logits = self(x).masked_fill(empty[:, None, :], float("-inf"))
+            return torch.softmax(logits.double(), dim=2).nan_to_num(0.0).transpose(1, 2).numpy()
 
 
 def uniform_holders(obs: np.ndarray, players: int) -> np.ndarray:
