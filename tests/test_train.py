@@ -1144,3 +1144,31 @@ def test_hand_after_scores_each_play_by_the_hand_it_leaves(tmp_path, algo):
     ids, counts = eng.legal_actions()
     acts = agent.act(eng.observe(), ids, counts)
     assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+
+
+def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(tmp_path):
+    """``bigtwo train --config scratch-dmc`` (here tiny): Deep Monte-Carlo, no advice, no warm start,
+    the league's baselines in most matches; a tuned weight set can be named as the baseline; the run's
+    league plays it and its checkpoint plays; same seed, same run."""
+    recipe = load_config("scratch-dmc", ["variant=taiwan", "baselines=[heuristic:weights=cards]"])
+    assert recipe.algo == "dmc" and recipe.advice == recipe.imitate == "" and recipe.init_from == ""
+    assert recipe.league_baselines > recipe.league_self > recipe.league_past > 0
+    assert recipe.baselines == ["heuristic:weights=cards"] and recipe.final_eval_deals >= 2000
+    fields = ("algo", "overlap", "league_self", "league_past", "league_baselines", "baselines")
+    league = {k: getattr(recipe, k) for k in fields}
+    first = run_training(tiny(tmp_path / "a", **league))
+    again = run_training(tiny(tmp_path / "b", **league))
+    assert same_weights(weights(first.checkpoint), weights(again.checkpoint))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logged = EventAccumulator(str(first.run_dir))
+    logged.Reload()
+    assert "charts/payoff_vs_heuristic:weights=cards" in logged.Tags()["scalars"]  # the league met it
+    from bigtwo import agents
+    from bigtwo.env.engine.engine import Engine
+
+    agent = agents.make_agent(str(first.checkpoint), "taiwan", seed=0)
+    eng = Engine("taiwan", num_matches=8, seed=3)
+    ids, counts = eng.legal_actions()
+    acts = agent.act(eng.observe(), ids, counts)
+    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
