@@ -21,9 +21,9 @@ Per move (for a seat with more than one legal play, none of which ends the game 
    than ``trust`` standard errors of the paired difference (then the best mean of those that do;
    ``trust=0``: the best mean wins).
 
-The network must have a value head of the observation (``PolicyAgent.evaluate`` gives scores and
-values; a network trained with ``critic: global`` has none and is refused). Only the observation
-and the legal list are read: the hidden hands are sampled, never peeked. Same seed, same choices.
+With ``plies`` >= 0 the network must have a value head of the observation (``PolicyAgent.evaluate``
+gives scores and values; a network trained with ``critic: global`` or by DMC has none and is
+refused). Only the observation and the legal list are read: the hidden hands are sampled, never peeked. Same seed, same choices.
 
 >>> from bigtwo.env.engine.engine import Engine
 >>> from bigtwo.agents.pretrained import weights_path
@@ -268,7 +268,7 @@ class LookaheadAgent(Agent):
             v = self.network.values(obs[at_leaf])
             if np.isnan(v).any():
                 raise ValueError(
-                    "this network has no value head of the observation (trained with critic: global); "
+                    "this network has no value head of the observation (trained with critic: global, or by DMC); "
                     "search it with plies=-1 (play every copy out) instead"
                 )
             values[at_leaf] = v

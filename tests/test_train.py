@@ -1172,3 +1172,10 @@ def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(t
     ids, counts = eng.legal_actions()
     acts = agent.act(eng.observe(), ids, counts)
     assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+    # a DMC network's value head never learned: it gives no values, and a search that would read them refuses it
+    from bigtwo.agents.lookahead import LookaheadAgent
+
+    assert not agent.has_values and np.isnan(agent.values(eng.observe())).all()
+    assert np.isnan(agent.evaluate(eng.observe(), ids, counts)[1]).all()
+    with pytest.raises(ValueError, match="no value head of the observation .*DMC.*plies=-1"):
+        LookaheadAgent(eng.variant, agent, seed=0, samples=2, plies=0).act(eng.observe(), ids, counts)

@@ -65,6 +65,9 @@ class PolicyAgent(Agent):
     # what the value head's output is in payoff units: the run's reward scale (set by load_policy_agent
     # from the checkpoint's config: its ``reward_scale``, or 1 / the trained variant's worst payoff)
     value_scale: float = 1.0
+    # whether the value head was trained on the observation: not for a global critic's network (its value
+    # reads every hand) nor a DMC one (its Q values are the scores; its value head never learned)
+    has_values: bool = True
     # a belief over the hidden hands loaded beside the network (load_policy_agent's ``belief``): what a
     # search on this network deals its guesses by (bigtwo.train.belief.BeliefNet); None: at random
     belief: Any = None
@@ -135,22 +138,26 @@ class PolicyAgent(Agent):
         """The network's scores of each row's legal plays (float64 ``(B, L)``, ``-inf`` beyond each
         row's count; every count at least 1) and its value of each row's observation in payoff units
         (its value head's output divided by ``value_scale``; NaN for a network whose critic read the
-        global state, which playing never has). Unchecked: for engines' own arrays (search)."""
+        global state, which playing never has, and for a DMC network, whose value head never learned:
+        ``has_values``). Unchecked: for engines' own arrays (search)."""
         counts = np.asarray(legal_counts)
         width = max(int(counts.max()), 1) if counts.size else 1
         with torch_threads(self.scores_threads):
             s, v = self.net.score_arrays(np.asarray(obs, np.float32), np.asarray(legal_ids)[:, :width], counts)
         out = np.full((len(counts), np.asarray(legal_ids).shape[1]), -np.inf)
         out[:, :width] = s.double().cpu().numpy()
+        if not self.has_values:
+            return out, np.full(len(counts), np.nan)
         return out, v.double().cpu().numpy() / self.value_scale
 
     @torch.no_grad()
     def values(self, obs: np.ndarray) -> np.ndarray:
         """The value head's estimate of each observation's game payoff for its seat, float64 ``(B,)``
-        (payoff units: divided by ``value_scale``); NaN for a network with a global critic."""
+        (payoff units: divided by ``value_scale``); NaN for a network with a global critic or trained
+        by DMC (``has_values``)."""
         with torch_threads(self.scores_threads):
             x = torch.as_tensor(np.asarray(obs, np.float32), device=self.device)
-            if self.net.critic_size:
+            if self.net.critic_size or not self.has_values:
                 return np.full(len(x), np.nan)
             v = self.net.value(self.net.state_encoder(x)).squeeze(-1)
         return v.double().cpu().numpy() / self.value_scale
@@ -269,4 +276,6 @@ def policy_agent_from_payload(
     agent.provenance = payload.get("provenance")
     scale = float((payload.get("config") or {}).get("reward_scale") or 0.0)
     agent.value_scale = scale if scale > 0 else 1.0 / -trained.worst_payoff
+    algo = (payload.get("config") or {}).get("algo", "ppo")
+    agent.has_values = not net.critic_size and algo != "dmc"
     return agent
