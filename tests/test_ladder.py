@@ -85,6 +85,12 @@ def test_list_shows_what_made_the_shipped_weights(strong_dir, capsys):
     out = capsys.readouterr().out
     assert f"in {strong_dir}: taiwan" in out and "taiwan (0.0" in out
     assert "ppo, seed 1, 256 env steps" in out and "trained by:" in out and "exported:" in out
+    (strong_dir / "belief").mkdir(exist_ok=True)
+    (strong_dir / "belief" / "taiwan.pt").write_bytes(b"not a belief")  # damaged: said, the listing goes on
+    assert main(["ladder", "--list"]) == 0
+    out = capsys.readouterr().out
+    beliefs = out.split("beliefs (the lookahead deals its guesses by them) in ")[1]
+    assert "\ntaiwan (0.00 MB)\n  not readable as a belief (" in beliefs
 
 
 def test_bad_input_is_a_clear_error(no_strong, capsys):

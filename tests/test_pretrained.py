@@ -262,6 +262,9 @@ def test_every_named_variant_ships_a_network_that_plays_its_rules(monkeypatch):
     assert all(f"\n{name} (0." in listing for name in NAMED_VARIANTS)
     assert listing.count("trained by:") == 7  # the five, and the from-scratch hong-kong and taiwan
     assert "trained from scratch" in listing and "for a variant file named 'japan-chains'" in listing
+    # the shipped belief, with what made it and how it measured against the uniform deal
+    assert "beliefs (the lookahead deals its guesses by them)" in listing and "\nhong-kong (1." in listing
+    assert "300,000 positions of strong:simulations=0's games" in listing and "(uniform deal 1.064)" in listing
 
 
 def test_the_from_scratch_networks_ship_and_play_as_strong_network_scratch(monkeypatch):

@@ -180,6 +180,22 @@ def save_belief(net: BeliefNet, variant: Variant, report: dict[str, Any], path: 
     return path
 
 
+def describe_belief(path: str | Path) -> list[str]:
+    """What made the belief file at ``path`` (``bigtwo ladder --list``): its positions, agent and seed,
+    and its held-out figures beside the uniform deal's; one line saying why for a file it cannot read."""
+    try:
+        saved = torch.load(Path(path), map_location="cpu", weights_only=True)
+        report = saved["report"]
+        return [
+            f"learned on {int(report['positions']):,} positions of {report['agent']}'s games (seed {report['seed']}, "
+            f"{float(report['seconds']) / 60:.1f} min): held out, cross-entropy {float(report['cross_entropy']):.3f} "
+            f"nats a card (uniform deal {float(report['uniform_cross_entropy']):.3f}), likeliest holder right "
+            f"{100 * float(report['accuracy']):.1f}% (uniform {100 * float(report['uniform_accuracy']):.1f}%)"
+        ]
+    except Exception as exc:  # a damaged or foreign file: say so, the listing goes on
+        return [f"not readable as a belief ({type(exc).__name__}): write one with bigtwo belief"]
+
+
 def load_belief(path: str | Path, variant: Variant) -> BeliefNet:
     """The belief saved at ``path``; ``ValueError`` naming what is wrong for a file that is not one or
     whose rules are not ``variant``'s."""
