@@ -161,8 +161,8 @@ def run_ladder(
 def describe_shipped() -> str:
     """The shipped trained agents (``bigtwo ladder --list``): the folder, then per file its variant,
     size and provenance (reading a file needs torch; without it that is said instead); then the
-    networks trained from scratch (``scratch/``), the same way; then the beliefs (``belief/``) with
-    what made each."""
+    networks trained from scratch (``scratch/``), the same way. (The beliefs, ``belief/``, are read by
+    the trainers' ``bigtwo.train.belief.describe_beliefs``: ``bigtwo ladder --list`` prints both.)"""
     folder = pretrained.pretrained_dir()
     names = pretrained.shipped_variants()
     lines = [f"trained agents ({pretrained.STRONG!r}) in {folder}: {', '.join(names) or 'none shipped yet'}"]
@@ -196,15 +196,4 @@ def describe_shipped() -> str:
                 lines.append(f"  not loadable: {exc}")
                 continue
             lines += [f"  {line}" for line in pretrained.describe_provenance(record)]
-    beliefs = sorted((folder / pretrained.BELIEF).glob(f"*{pretrained.SUFFIX}"))
-    if beliefs:
-        lines.append(f"beliefs (the lookahead deals its guesses by them) in {folder / pretrained.BELIEF}:")
-        for path in beliefs:
-            lines.append(f"{path.stem} ({path.stat().st_size / 1e6:.2f} MB)")
-            try:
-                from bigtwo.train.belief import describe_belief
-            except ImportError:
-                lines.append("  reading it needs torch (pip install 'bigtwo[train]')")
-                continue
-            lines += [f"  {line}" for line in describe_belief(path)]
     return "\n".join(lines)

@@ -180,6 +180,19 @@ def save_belief(net: BeliefNet, variant: Variant, report: dict[str, Any], path: 
     return path
 
 
+def describe_beliefs(folder: Path) -> list[str]:
+    """The beliefs in ``folder`` (``bigtwo ladder --list``, after the networks): a heading, then per
+    file its variant, size and ``describe_belief``; nothing when there is none."""
+    paths = sorted(folder.glob("*.pt"))
+    if not paths:
+        return []
+    lines = [f"beliefs (the lookahead deals its guesses by them) in {folder}:"]
+    for path in paths:
+        lines.append(f"{path.stem} ({path.stat().st_size / 1e6:.2f} MB)")
+        lines += [f"  {line}" for line in describe_belief(path)]
+    return lines
+
+
 def describe_belief(path: str | Path) -> list[str]:
     """What made the belief file at ``path`` (``bigtwo ladder --list``): its positions, agent and seed,
     and its held-out figures beside the uniform deal's; one line saying why for a file it cannot read."""

@@ -66,6 +66,21 @@ def _tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_beliefs() -> None:
+    """The shipped beliefs and what made each (``bigtwo ladder --list``, after the networks)."""
+    from bigtwo.agents import pretrained
+
+    folder = pretrained.pretrained_dir() / pretrained.BELIEF
+    try:
+        from bigtwo.train.belief import describe_beliefs
+    except ImportError:
+        if any(folder.glob(f"*{pretrained.SUFFIX}")):
+            print(f"beliefs in {folder}: reading them needs torch ({pretrained.EXTRA})")
+        return
+    for line in describe_beliefs(folder):
+        print(line)
+
+
 def _ladder(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -74,6 +89,7 @@ def _ladder(args: argparse.Namespace) -> int:
 
     if args.list:
         print(describe_shipped())
+        print_beliefs()
         return 0
     if args.plot:
         check_plot_path(args.plot)
