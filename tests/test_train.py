@@ -59,6 +59,20 @@ def same_weights(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+def plays_legal_moves(checkpoint: Path) -> tuple:
+    """The checkpoint as an agent, after it picked a legal play in each of 8 taiwan deals' first
+    positions; with that engine and its legal lists."""
+    from bigtwo import agents
+    from bigtwo.env.engine.engine import Engine
+
+    agent = agents.make_agent(str(checkpoint), "taiwan", seed=0)
+    eng = Engine("taiwan", num_matches=8, seed=3)
+    ids, counts = eng.legal_actions()
+    acts = agent.act(eng.observe(), ids, counts)
+    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+    return agent, eng, ids, counts
+
+
 # ---------------------------------------------------------------- configs
 
 
@@ -1032,7 +1046,6 @@ def test_the_hands_head_learns_who_holds_the_unseen_cards_from_the_global_state(
     same run. Other trainers refuse it."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from bigtwo import agents
     from bigtwo.env.engine.engine import Engine
     from bigtwo.env.engine.observation import part_slices
     from bigtwo.env.engine.state import decode_state, state_size
@@ -1083,11 +1096,7 @@ def test_the_hands_head_learns_who_holds_the_unseen_cards_from_the_global_state(
     logged = EventAccumulator(str(first.run_dir))
     logged.Reload()
     assert {"losses/hands", "losses/hands_accuracy"} <= set(logged.Tags()["scalars"])
-    agent = agents.make_agent(str(first.checkpoint), "taiwan", seed=0)
-    eng = Engine("taiwan", num_matches=8, seed=3)
-    ids, counts = eng.legal_actions()
-    acts = agent.act(eng.observe(), ids, counts)
-    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+    agent, eng, ids, counts = plays_legal_moves(first.checkpoint)
     with pytest.raises(
         ValueError, match=r"field 'hands_coef' is 1.0 but algo dmc .*allowed: hands_coef > 0 with algo ppo"
     ):
@@ -1099,7 +1108,6 @@ def test_hand_after_scores_each_play_by_the_hand_it_leaves(tmp_path, algo):
     """``hand_after``: the scorer reads, per legal play, the seat's hand less the play's cards through a
     network of its own (the module docstring's formula, recomputed here by hand); it trains with PPO
     and DMC, the checkpoint keeps its width and plays, and same seed, same run."""
-    from bigtwo import agents
     from bigtwo.env.engine.engine import Engine
     from bigtwo.env.rules.actions import action_table
     from bigtwo.train.networks import ActionScorer, action_features, build_network
@@ -1139,11 +1147,7 @@ def test_hand_after_scores_each_play_by_the_hand_it_leaves(tmp_path, algo):
     assert saved["kwargs"]["hand_after"] == 8 and any(k.startswith("after.") for k in saved["state_dict"])
     played = build_network(saved["kwargs"], variant)
     played.load_state_dict(saved["state_dict"])
-    agent = agents.make_agent(str(first.checkpoint), "taiwan", seed=0)
-    eng = Engine("taiwan", num_matches=8, seed=3)
-    ids, counts = eng.legal_actions()
-    acts = agent.act(eng.observe(), ids, counts)
-    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+    agent, eng, ids, counts = plays_legal_moves(first.checkpoint)
 
 
 def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(tmp_path):
@@ -1165,14 +1169,8 @@ def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(t
     logged = EventAccumulator(str(first.run_dir))
     logged.Reload()
     assert "charts/payoff_vs_heuristic:weights=cards" in logged.Tags()["scalars"]  # the league met it
-    from bigtwo import agents
-    from bigtwo.env.engine.engine import Engine
 
-    agent = agents.make_agent(str(first.checkpoint), "taiwan", seed=0)
-    eng = Engine("taiwan", num_matches=8, seed=3)
-    ids, counts = eng.legal_actions()
-    acts = agent.act(eng.observe(), ids, counts)
-    assert all(a in ids[g, : counts[g]] for g, a in enumerate(acts))
+    agent, eng, ids, counts = plays_legal_moves(first.checkpoint)
     # a DMC network's value head never learned: it gives no values, and a search that would read them refuses it
     from bigtwo.agents.lookahead import LookaheadAgent
 
