@@ -1152,12 +1152,16 @@ def test_hand_after_scores_each_play_by_the_hand_it_leaves(tmp_path, algo):
 
 def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(tmp_path):
     """``bigtwo train --config scratch-dmc`` (here tiny): Deep Monte-Carlo with ``hand_after``, no advice,
-    no warm start, the league's baselines in most matches; a tuned weight set can be named as the baseline; the run's
-    league plays it and its checkpoint plays; same seed, same run."""
-    recipe = load_config("scratch-dmc", ["variant=taiwan", "baselines=[heuristic:weights=cards]"])
+    no warm start, the league's baselines in most matches: the variant's tuned weight set where it has one (the
+    measured runs' rules and baselines from the plain command), the default heuristic elsewhere; the run's league
+    plays it and its checkpoint plays; same seed, same run."""
+    recipe = load_config("scratch-dmc", ["variant=taiwan"])
     assert recipe.algo == "dmc" and recipe.advice == recipe.imitate == "" and recipe.init_from == ""
     assert recipe.league_baselines > recipe.league_self > recipe.league_past > 0
     assert recipe.baselines == ["heuristic:weights=cards"] and recipe.final_eval_deals >= 2000
+    hong_kong = load_config("scratch-dmc", ["variant=hong-kong"])
+    assert hong_kong.variant_settings == {"scoring": "collect"} and hong_kong.baselines == ["heuristic:weights=collect"]
+    assert load_config("scratch-dmc", ["variant=japan"]).baselines == ["heuristic"]
     assert recipe.hand_after > 0  # the scorer judges the hand each play leaves
     fields = ("algo", "hand_after", "overlap", "league_self", "league_past", "league_baselines", "baselines")
     league = {k: getattr(recipe, k) for k in fields}
