@@ -3,7 +3,9 @@
 Each run's periodic evaluations (``eval/<opponent>/mean_payoff`` and ``opponent_mean_payoff``,
 1 trained seat vs 3 copies of the opponent on duplicate deals) give the trained seat's lead over
 the opponents' mean at each evaluation step; the picture has one line per run, over environment
-steps and over wall-clock minutes since the run started (warm start included)::
+steps and over the minutes the run has trained (warm start included; a run resumed in several
+sittings counts only its sittings: a stretch of over ``PAUSE_MINUTES`` with no event logged is a
+pause between them)::
 
     python -m benchmarks.learning_curves runs/e1 runs/e3 --label e1="league only" \\
         --label e3="advice + imitation + league" --opponent heuristic:weights=cards --out curves.png
@@ -18,10 +20,23 @@ from pathlib import Path
 
 import numpy as np
 
+PAUSE_MINUTES = 5.0  # a running trainer logs every rollout (seconds apart); a longer silence is a pause
+
+
+def training_minutes(wall_times: np.ndarray, at: np.ndarray, pause: float = PAUSE_MINUTES) -> np.ndarray:
+    """Minutes of training from the first of ``wall_times`` (seconds, every event the run logged)
+    to each time of ``at`` (some of them), leaving out every silence longer than ``pause`` minutes
+    between two consecutive events (the run stopped there and was resumed later)."""
+    times = np.unique(np.asarray(wall_times, float))
+    gaps = np.diff(times) / 60
+    active = np.concatenate([[0.0], np.cumsum(np.where(gaps > pause, 0.0, gaps))])
+    return active[np.searchsorted(times, np.asarray(at, float))]
+
 
 def lead_curve(run_dir: str | Path, opponent: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(steps, minutes since the run's first event, lead)`` of the run's evaluations against
-    ``opponent``; ``ValueError`` when the run has none."""
+    """``(steps, minutes trained, lead)`` of the run's evaluations against ``opponent`` (minutes as
+    ``training_minutes`` counts them: the sittings of a resumed run only); ``ValueError`` when the
+    run has none."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
@@ -31,9 +46,9 @@ def lead_curve(run_dir: str | Path, opponent: str) -> tuple[np.ndarray, np.ndarr
         raise ValueError(f"{run_dir}: no evaluations against {opponent!r} (no scalar {tag!r})")
     ours = acc.Scalars(tag)
     theirs = acc.Scalars(f"eval/{opponent}/opponent_mean_payoff")
-    start = min(e.wall_time for t in acc.Tags()["scalars"] for e in acc.Scalars(t)[:1])
+    logged = np.concatenate([[e.wall_time for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]])
     steps = np.array([e.step for e in ours], float)
-    minutes = np.array([(e.wall_time - start) / 60 for e in ours])
+    minutes = training_minutes(logged, [e.wall_time for e in ours])
     lead = np.array([a.value - b.value for a, b in zip(ours, theirs, strict=True)])
     last = np.append(steps[1:] != steps[:-1], True)  # at the final step, the final evaluation (more deals)
     return steps[last], minutes[last], lead[last]
@@ -58,7 +73,7 @@ def curves_figure(runs: list[str | Path], opponent: str, labels: dict[str, str] 
         ax.axhline(0, color="grey", lw=0.8)
         ax.grid(alpha=0.3)
     by_step.set_xlabel("environment steps (millions)")
-    by_time.set_xlabel("wall-clock minutes (warm start included)")
+    by_time.set_xlabel("minutes trained (warm start included; pauses between sittings left out)")
     by_step.set_ylabel(f"payoff lead over 3 x {opponent}")
     by_step.legend(fontsize=8)
     fig.suptitle(f"the trained seat's lead over {opponent} (periodic evaluations)")

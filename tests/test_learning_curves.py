@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import tiny_training_config
 
-from benchmarks.learning_curves import curves_figure, lead_curve, main
+from benchmarks.learning_curves import curves_figure, lead_curve, main, training_minutes
 from bigtwo.train import run_training
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -52,6 +52,17 @@ def test_the_curve_is_the_lead_at_each_evaluation_step(run_dir):
     assert line.get_label() == "a tiny run"
     assert np.allclose(line.get_xdata(), steps / 1e6) and np.allclose(line.get_ydata(), lead)
     assert np.allclose(by_time.get_lines()[0].get_xdata(), minutes)
+
+
+def test_minutes_trained_leave_out_the_pauses_between_sittings():
+    """A run resumed an hour after it stopped: its minutes count its two sittings only."""
+    first = [0.0, 30.0, 60.0, 120.0]  # seconds: two minutes of training
+    second = [3720.0, 3780.0, 3840.0]  # resumed an hour later: two minutes more
+    minutes = training_minutes(first + second, [60.0, 120.0, 3720.0, 3840.0])
+    assert np.allclose(minutes, [1.0, 2.0, 2.0, 4.0])
+    # a silence shorter than the pause limit (a long evaluation) is training time
+    assert np.allclose(training_minutes([0.0, 240.0, 300.0], [300.0]), [5.0])
+    assert np.allclose(training_minutes([0.0, 240.0, 300.0], [300.0], pause=3.0), [1.0])
 
 
 def test_the_command_writes_the_picture_and_names_bad_input(run_dir, tmp_path, capsys):
