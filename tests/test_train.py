@@ -1096,7 +1096,7 @@ def test_the_hands_head_learns_who_holds_the_unseen_cards_from_the_global_state(
     logged = EventAccumulator(str(first.run_dir))
     logged.Reload()
     assert {"losses/hands", "losses/hands_accuracy"} <= set(logged.Tags()["scalars"])
-    agent, eng, ids, counts = plays_legal_moves(first.checkpoint)
+    plays_legal_moves(first.checkpoint)
     with pytest.raises(
         ValueError, match=r"field 'hands_coef' is 1.0 but algo dmc .*allowed: hands_coef > 0 with algo ppo"
     ):
@@ -1147,7 +1147,7 @@ def test_hand_after_scores_each_play_by_the_hand_it_leaves(tmp_path, algo):
     assert saved["kwargs"]["hand_after"] == 8 and any(k.startswith("after.") for k in saved["state_dict"])
     played = build_network(saved["kwargs"], variant)
     played.load_state_dict(saved["state_dict"])
-    agent, eng, ids, counts = plays_legal_moves(first.checkpoint)
+    plays_legal_moves(first.checkpoint)
 
 
 def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(tmp_path):

@@ -183,7 +183,9 @@ def save_belief(net: BeliefNet, variant: Variant, report: dict[str, Any], path: 
 def describe_beliefs(folder: Path) -> list[str]:
     """The beliefs in ``folder`` (``bigtwo ladder --list``, after the networks): a heading, then per
     file its variant, size and ``describe_belief``; nothing when there is none."""
-    paths = sorted(folder.glob("*.pt"))
+    from bigtwo.agents.pretrained import SUFFIX
+
+    paths = sorted(folder.glob(f"*{SUFFIX}"))
     if not paths:
         return []
     lines = [f"beliefs (the lookahead deals its guesses by them) in {folder}:"]
