@@ -17,6 +17,11 @@ Per move (for a seat with more than one legal play, none of which ends the game 
 4. **Leaf.** A finished game counts its payoff for the observer; otherwise the network's value
    head reads the observer's observation at that point (its estimate of the game's payoff). With
    ``plies=-1`` every copy is played to the end instead (no value head; slow).
+   With ``endgame=N``, a copy whose hands hold ``N`` cards or fewer in all is **solved exactly**
+   instead (``bigtwo.agents.endgame``: every seat plays its best knowing the guess's hands), when
+   its tree fits in ``endgame_nodes`` moves tried; otherwise it plays on (each copy is tried once,
+   so a move costs at most its copies times ``endgame_nodes``). When the position searched itself
+   is that small, every legal play is a candidate, not only the network's ``top_k``.
 5. **Choice.** The favourite stands unless another candidate beats it on the same guesses by more
    than ``trust`` standard errors of the paired difference (then the best mean of those that do;
    ``trust=0``: the best mean wins).
@@ -46,6 +51,7 @@ import numpy as np
 
 from bigtwo.agents.base import Agent
 from bigtwo.agents.determinize import Seen, deal_hands, read_position
+from bigtwo.agents.endgame import DEFAULT_MAX_NODES, Solver
 from bigtwo.agents.search import _paired_z
 from bigtwo.env.checks import check_count, is_finite_number
 from bigtwo.env.engine.engine import Engine
@@ -57,6 +63,8 @@ DEFAULT_SAMPLES = 16
 DEFAULT_TOP_K = 4
 DEFAULT_PLIES = -1  # play every copy out: the PPO value heads measured worse than the network alone at the leaves
 DEFAULT_TRUST = 1.0
+DEFAULT_ENDGAME = 0  # cards in all hands at which a copy is solved exactly; 0: never (docs/strong.md, "Endgame solver")
+MAX_ENDGAME = 20  # beyond this, exact trees are far over any budget (measured: docs/strong.md)
 MAX_STEPS = 400  # a guard: every game ends long before this
 ROUND_ROWS = 64  # engines are kept in sizes of this times a power of two (spare rows sit out)
 
@@ -92,7 +100,8 @@ class LookaheadAgent(Agent):
     ``trust``: standard errors by which a candidate must beat the network's best play to replace
     it (0: the best mean wins); ``threads``: the engine's threads stepping the copies (default
     one per core; the choices do not depend on it); ``belief``: deals the guesses following it
-    (default: at random)."""
+    (default: at random); ``endgame``: cards in all hands at or below which a copy is solved
+    exactly (0: never), within ``endgame_nodes`` moves tried."""
 
     name = "lookahead"
     provenance: dict[str, Any] | None = None  # what made its network (set by the registry)
@@ -108,6 +117,8 @@ class LookaheadAgent(Agent):
         trust: float = DEFAULT_TRUST,
         threads: int | None = None,
         belief: Belief | None = None,
+        endgame: int = DEFAULT_ENDGAME,
+        endgame_nodes: int = DEFAULT_MAX_NODES,
     ) -> None:
         super().__init__(variant, seed)
         if belief is not None and not callable(getattr(belief, "holders", None)):
@@ -129,12 +140,20 @@ class LookaheadAgent(Agent):
         self.threads = (
             None if threads is None else check_count("threads", threads, "engine threads; default one per core")
         )
+        if isinstance(endgame, bool) or not isinstance(endgame, int | np.integer) or not 0 <= endgame <= MAX_ENDGAME:
+            raise ValueError(
+                f"endgame must be an integer 0..{MAX_ENDGAME} (cards in all hands solved exactly; 0: never), "
+                f"got {endgame!r}"
+            )
+        self.endgame = int(endgame)
+        self.endgame_nodes = check_count("endgame_nodes", endgame_nodes, "moves the endgame solver tries a copy")
         self.sim_variant = (
             variant if variant.games == 1 and variant.target_score == 0 else variant.replace(games=1, target_score=0)
         )
         self._engines: dict[int, Engine] = {}
+        self._solver: Solver | None = None
         self.places = self.table.places()  # each play's strength as observations show it (the history's)
-        self.stats = {"moves": 0, "searched": 0, "copies": 0, "seconds": 0.0}
+        self.stats = {"moves": 0, "searched": 0, "copies": 0, "seconds": 0.0, "solved": 0, "solver_nodes": 0}
         self.last_values: dict[int, float] = {}  # mean value of each candidate of the last searched row
 
     def _engine(self, rows: int) -> Engine:
@@ -166,7 +185,8 @@ class LookaheadAgent(Agent):
                 if (self.table.sizes[plays] >= seen.left[0]).any():  # a play that ends the game: take it
                     out[g] = plays[int(np.argmax(self.table.sizes[plays]))]
                     continue
-                cands = ids[g, order[: self.top_k]]
+                small = 0 < seen.left.sum() <= self.endgame  # the solver's: every play is worth a look
+                cands = ids[g, order if small else order[: self.top_k]]
                 if len(cands) > 1:
                     jobs.append((int(g), seen, cands))
                     beliefs.append(None if held is None else held[i])
@@ -238,9 +258,14 @@ class LookaheadAgent(Agent):
         live[:total] = True
         turns = np.full(rows, self.plies, dtype=np.int64)  # the observer's own turns still to play
         leaf = np.zeros(rows, dtype=bool)  # stopped at the observer's turn: the value head reads it
+        solved = np.zeros(rows, dtype=bool)  # solved exactly (endgame): its value is in exact
+        exact = np.zeros(rows)
+        tried = np.zeros(rows, dtype=bool)  # the solver has had its one try at this copy
         for _ in range(MAX_STEPS):
             over = eng.over
             live &= ~over
+            if self.endgame:
+                self._solve(eng, live, solved, exact, tried)
             own = live & (eng.current == 0)
             if self.plies >= 0:
                 stop = own & (turns == 0)
@@ -260,8 +285,9 @@ class LookaheadAgent(Agent):
             moving = np.flatnonzero(acts >= 0)
             obs = eng.step_observe_rows(moving, acts[moving])
         values = np.zeros(rows)
-        done = eng.over[:total]
+        done = eng.over[:total] & ~solved[:total]
         values[:total][done] = eng.state.payoffs[:total, 0][done]
+        values[:total][solved[:total]] = exact[:total][solved[:total]]
         at_leaf = np.flatnonzero(leaf[:total] & ~done)
         if at_leaf.size:
             obs = eng.observe(seats=np.zeros(rows, dtype=np.int64))
@@ -273,3 +299,21 @@ class LookaheadAgent(Agent):
                 )
             values[at_leaf] = v
         return values
+
+    def _solve(self, eng: Engine, live: np.ndarray, solved: np.ndarray, exact: np.ndarray, tried: np.ndarray) -> None:
+        """Solve exactly the ``live`` copies not ``tried`` yet whose hands hold ``endgame`` cards or
+        fewer: each solved one leaves ``live``, its observer's payoff into ``exact``."""
+        cards = eng.state.counts.sum(axis=1, dtype=np.int64)
+        rows = np.flatnonzero(live & ~tried & (cards <= self.endgame))
+        if not rows.size:
+            return
+        if self._solver is None:
+            self._solver = Solver(eng, self.endgame, self.endgame_nodes)
+        values, ok, nodes = self._solver.solve(eng, rows)
+        tried[rows] = True
+        done = rows[ok]
+        exact[done] = values[ok, 0]
+        solved[done] = True
+        live[done] = False
+        self.stats["solved"] += int(ok.sum())
+        self.stats["solver_nodes"] += int(nodes.sum())

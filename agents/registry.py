@@ -44,6 +44,7 @@ from typing import Any
 
 from bigtwo.agents import pretrained
 from bigtwo.agents.base import Agent, RandomAgent
+from bigtwo.agents.endgame import DEFAULT_MAX_NODES
 from bigtwo.agents.greedy import GreedyAgent
 from bigtwo.agents.heuristic import HeuristicAgent, weight_mix, weight_set
 from bigtwo.agents.loaders import (
@@ -54,7 +55,14 @@ from bigtwo.agents.loaders import (
     register_loader,
     unregister_loader,
 )
-from bigtwo.agents.lookahead import DEFAULT_PLIES, DEFAULT_SAMPLES, DEFAULT_TRUST, LookaheadAgent
+from bigtwo.agents.lookahead import (
+    DEFAULT_ENDGAME,
+    DEFAULT_PLIES,
+    DEFAULT_SAMPLES,
+    DEFAULT_TRUST,
+    MAX_ENDGAME,
+    LookaheadAgent,
+)
 from bigtwo.agents.lookahead import DEFAULT_TOP_K as LOOKAHEAD_TOP_K
 from bigtwo.agents.search import DEFAULT_TOP_K, INFERENCES, MAX_SCALE, SCALES, SCHEDULES, SearchAgent
 from bigtwo.agents.spec import LIGHT, NETWORK, SEARCH, AgentSpec, Option
@@ -68,9 +76,16 @@ WEB_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its large
 WEB_SECONDS = 1.0  # seconds of search a move
 WEB_TOP_K = 10  # candidate plays
 WEB_SAMPLES = 48  # lookahead: guesses of the hidden hands a move
+WEB_ENDGAME_NODES = 1000  # lookahead: moves the endgame solver tries a copy (at most once each)
 WEB_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the web server's event loop
 
-LOOKAHEAD_OWN = ("samples", "plies", "belief")  # strong's options that only its lookahead takes
+LOOKAHEAD_OWN = (
+    "samples",
+    "plies",
+    "belief",
+    "endgame",
+    "endgame_nodes",
+)  # strong's options that only its lookahead takes
 SHARED = ("top_k", "threads")  # strong's options that either search takes (and trust)
 NO_BELIEF = "none"  # belief=none: the lookahead deals its guesses at random
 LOOKAHEAD = "lookahead"  # the search that plays the network at every seat (bigtwo.agents.lookahead)
@@ -160,6 +175,23 @@ LOOKAHEAD_OPTIONS = (
         "default: the variant's shipped belief with the shipped network, else at random",
         part="search",
         web=False,
+    ),
+    Option(
+        "endgame",
+        "count",
+        DEFAULT_ENDGAME,
+        "cards in all hands at or below which a copy is solved exactly (every hand of its guess known); 0: never",
+        low=0,
+        part="search",
+        web_high=MAX_ENDGAME,
+    ),
+    Option(
+        "endgame_nodes",
+        "count",
+        DEFAULT_MAX_NODES,
+        "moves the endgame solver tries a copy before it plays on instead",
+        part="search",
+        web_high=WEB_ENDGAME_NODES,
     ),
     _network_option(
         "a run's checkpoint or exported file instead of the shipped network; scratch: the one trained from scratch"
