@@ -11,7 +11,12 @@
 - ``legal_one_ns``: the engine's legal list of one position (``kernels.legal_range`` of one game), the 13-card
   hands of a fresh deal (the dearest lists: every five-card hand);
 - ``play_out_ns_per_play``: the engine alone (``kernels.legal_range`` and ``kernels.step_range``) per
-  play, the same games played out with the highest legal play each turn.
+  play, the same games played out with the highest legal play each turn;
+- ``endgame``: the exact endgame solver (``bigtwo.agents.endgame``) on endgames of 8 and 10 cards in
+  all hands (``ENDGAME_CARDS``, ``endgame.endgames``: games played at random down to that many),
+  per size: ms per position solved (median of the repeats), the median and largest moves tried
+  per position, and microseconds per move tried; every position is solved (a budget of
+  ``ENDGAME_BUDGET`` moves).
 
 ``bigtwo.cli.bench`` prints them; the ``bigtwo`` command hands this function in, as the engine's
 package never imports the agents.
@@ -22,9 +27,11 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from bigtwo.agents.endgame import Solver, endgames
 from bigtwo.agents.heuristic import HeuristicAgent
 from bigtwo.agents.search import rollout_state
 from bigtwo.env import Engine, load_variant
@@ -33,6 +40,8 @@ from bigtwo.env.engine.jit import njit
 
 ROLLOUT_GAMES = 256
 POSITIONS_EVERY = 3  # a batch of positions every this many steps of heuristic play
+ENDGAME_CARDS = (8, 10)  # the endgames solved: cards in all hands
+ENDGAME_BUDGET = 1_000_000  # moves tried per position: every one of these is solved well within it
 
 
 @njit
@@ -73,7 +82,7 @@ def _median(run: Callable[[], tuple[float, int]], repeats: int) -> float:
     return statistics.median(per)
 
 
-def search_figures(variant: str, repeats: int, quick: bool = False) -> dict[str, float]:
+def search_figures(variant: str, repeats: int, quick: bool = False) -> dict[str, Any]:
     """The figures of the module docstring for ``variant`` (``quick``: fewer positions and games)."""
     v = load_variant(variant).replace(games=1, target_score=0)
     rows = 128 if quick else 512
@@ -127,7 +136,28 @@ def search_figures(variant: str, repeats: int, quick: bool = False) -> dict[str,
         plays = _play_out(first, e.rules, e.state, 5000)
         return time.perf_counter() - t0, plays
 
+    solved: dict[str, dict[str, float]] = {}
+    for cards in ENDGAME_CARDS:
+        eng = endgames(v, cards, 16 if quick else 64, seed=5)
+        at = np.flatnonzero(~eng.over)
+        solver = Solver(eng, cards, ENDGAME_BUDGET)
+        tried = solver.solve(eng, at)[2]
+
+        def solve(eng: Engine = eng, at: np.ndarray = at, solver: Solver = solver) -> tuple[float, int]:
+            t0 = time.perf_counter()
+            solver.solve(eng, at)
+            return time.perf_counter() - t0, len(at)
+
+        per = _median(solve, repeats)
+        solved[str(cards)] = {
+            "positions": float(len(at)),
+            "ms_per_position": per * 1e3,
+            "median_moves": float(np.median(tried)),
+            "most_moves": float(tried.max()),
+            "us_per_move": per * len(at) / max(int(tried.sum()), 1) * 1e6,
+        }
     return {
+        "endgame": solved,
         "heuristic_us": _median(decide, repeats) * 1e6,
         "rollout_us": _median(rollouts, repeats) * 1e6,
         "legal_one_ns": _median(legal, repeats) * 1e9,

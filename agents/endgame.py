@@ -43,8 +43,10 @@ from bigtwo.env.engine.jit import njit
 
 if TYPE_CHECKING:
     from bigtwo.env.engine.engine import Engine
+    from bigtwo.env.rules.variant import Variant
 
 DEFAULT_MAX_NODES = 20_000  # moves tried per position before it is given up (not solved)
+MAX_PLAYS = 500  # endgames(): a guard; every game ends long before
 
 
 @njit
@@ -206,6 +208,25 @@ class Solver:
         if len(rows):
             solve_many(rows, self.rules, engine.state, self.work.state, self.max_nodes, values, solved, tried)
         return values, solved, tried
+
+
+def endgames(variant: Variant, cards: int, matches: int, seed: int = 0) -> Engine:
+    """``matches`` games of ``variant`` (one game each) played at random, a play four times in five
+    where there is one, until all hands together hold ``cards`` or fewer: endgames to solve (tests,
+    ``bigtwo bench --search``). Some games end before; they are over."""
+    from bigtwo.env.engine.engine import Engine
+
+    eng = Engine(variant.replace(games=1, target_score=0), num_matches=matches, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(MAX_PLAYS):
+        live = ~eng.over & (eng.state.counts.sum(axis=1) > cards)
+        if not live.any():
+            break
+        ids, n = eng.legal_actions()
+        pick = np.where(n > 1, rng.integers(1, np.maximum(n, 2)), 0)  # legal lists are sorted: a pass is 0
+        pick = np.where(rng.random(len(n)) < 0.2, 0, pick)
+        eng.step(np.where(live, ids[np.arange(len(n)), pick], -1))
+    return eng
 
 
 def solve_rows(engine: Engine, rows: np.ndarray, max_nodes: int = DEFAULT_MAX_NODES) -> tuple[np.ndarray, np.ndarray]:

@@ -48,12 +48,20 @@ def test_bench_search_prints_the_rollout_kernel(capsys) -> None:
         "play_out_ns_per_play",
         "positions",
         "rollout_games",
+        "endgame",
     }
+    endgame = search.pop("endgame")
     assert all(value > 0 for value in search.values())
     assert search["rollout_us"] > search["heuristic_us"]  # a rollout is many decisions and plays
+    assert list(endgame) == ["8", "10"]
+    for figures in endgame.values():
+        assert set(figures) == {"positions", "ms_per_position", "median_moves", "most_moves", "us_per_move"}
+        assert all(value > 0 for value in figures.values())
+    assert endgame["10"]["median_moves"] > endgame["8"]["median_moves"]  # exact trees grow with the cards
     assert main(["bench", "--quick", "--repeats", "1", "--search"]) == 0
     out = capsys.readouterr().out
     assert "search's rollout kernel" in out and "heuristic decision" in out and "legal list at the deal" in out
+    assert "endgame solver" in out
 
 
 def test_bench_train_without_torch_names_the_extra(monkeypatch) -> None:

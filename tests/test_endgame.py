@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bigtwo.agents.endgame import Solver, copy_row, solve_rows
+from bigtwo.agents.endgame import Solver, copy_row, endgames, solve_rows
 from bigtwo.env import load_variant
 from bigtwo.env.engine import kernels
 from bigtwo.env.engine.engine import Engine
@@ -24,19 +24,7 @@ RULE_SETS = [
 
 
 def _endgames(name: str, rules: dict, cards: int, matches: int = 40, seed: int = 0) -> Engine:
-    """Games played at random (a play more often than a pass) until all hands hold ``cards`` or fewer."""
-    variant = load_variant(name, games=1, target_score=0, **rules)
-    eng = Engine(variant, num_matches=matches, seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(500):
-        live = ~eng.over & (eng.state.counts.sum(axis=1) > cards)
-        if not live.any():
-            break
-        ids, n = eng.legal_actions()
-        pick = np.where(n > 1, rng.integers(1, np.maximum(n, 2)), 0)  # ids are sorted: 0 (pass) first
-        pick = np.where(rng.random(len(n)) < 0.2, 0, pick)
-        eng.step(np.where(live, ids[np.arange(len(n)), pick], -1))
-    return eng
+    return endgames(load_variant(name, **rules), cards, matches, seed)
 
 
 def _plain_maxn(eng: Engine) -> np.ndarray:

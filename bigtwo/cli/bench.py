@@ -23,7 +23,8 @@ overlapping, in float32 and in bfloat16 (``precision``); torch is imported only 
 
 ``--search`` adds search's rollout kernel (``bigtwo.agents.bench``): microseconds per heuristic decision
 and per rollout (a game played out from the deal by the heuristic at every seat), and the engine's
-own part, nanoseconds per play and per legal list.
+own part, nanoseconds per play and per legal list; and the exact endgame solver's cost on endgames
+of 8 and 10 cards in all hands.
 
 ``--json`` prints the same as one JSON object with keys ``game``, ``aec``, ``vector`` and
 ``vector_copy`` (keyed by batch size), ``memory``, and with the options ``curve`` (a list of rows
@@ -224,6 +225,15 @@ def _print_table(result: dict) -> None:
         print(f"  {'rollout (a game from the deal)':<28} {s['rollout_us']:>9.1f} us")
         print(f"  {'engine play (legal + step)':<28} {s['play_out_ns_per_play']:>9.0f} ns")
         print(f"  {'legal list at the deal':<28} {s['legal_one_ns']:>9.0f} ns")
+        print("endgame solver, one thread (exact, every hand known; endgames played at random):")
+        print(
+            f"  {'cards in all hands':<20} {'positions':>9} {'ms each':>9} {'median moves':>13} {'most':>9} {'us/move':>8}"
+        )
+        for cards, e in s["endgame"].items():
+            print(
+                f"  {cards:<20} {e['positions']:>9.0f} {e['ms_per_position']:>9.2f} {e['median_moves']:>13,.0f} "
+                f"{e['most_moves']:>9,.0f} {e['us_per_move']:>8.2f}"
+            )
     if "training" in result:
         t = result["training"]
         print(f"training ({t['config']}: {t['algo']}, num_envs {t['num_envs']:.0f}, {t['updates']:.0f} updates):")
