@@ -60,7 +60,6 @@ from bigtwo.agents.lookahead import (
     DEFAULT_PLIES,
     DEFAULT_SAMPLES,
     DEFAULT_TRUST,
-    MAX_ENDGAME,
     LookaheadAgent,
 )
 from bigtwo.agents.lookahead import DEFAULT_TOP_K as LOOKAHEAD_TOP_K
@@ -76,7 +75,6 @@ WEB_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its large
 WEB_SECONDS = 1.0  # seconds of search a move
 WEB_TOP_K = 10  # candidate plays
 WEB_SAMPLES = 48  # lookahead: guesses of the hidden hands a move
-WEB_ENDGAME_NODES = 1000  # lookahead: moves the endgame solver tries a copy (at most once each)
 WEB_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the web server's event loop
 
 LOOKAHEAD_OWN = (
@@ -183,7 +181,7 @@ LOOKAHEAD_OPTIONS = (
         "cards in all hands at or below which a copy is solved exactly (every hand of its guess known); 0: never",
         low=0,
         part="search",
-        web_high=MAX_ENDGAME,
+        web=False,  # its cost (copies times endgame_nodes) is the web's to bound: not offered there
     ),
     Option(
         "endgame_nodes",
@@ -191,7 +189,7 @@ LOOKAHEAD_OPTIONS = (
         DEFAULT_MAX_NODES,
         "moves the endgame solver tries a copy before it plays on instead",
         part="search",
-        web_high=WEB_ENDGAME_NODES,
+        web=False,
     ),
     _network_option(
         "a run's checkpoint or exported file instead of the shipped network; scratch: the one trained from scratch"
