@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bigtwo.env.checks import check_count
 from bigtwo.env.engine import kernels
 from bigtwo.env.engine.jit import njit
 
@@ -103,15 +104,15 @@ def position_key(S, g):
 
 
 @njit
-def solve_one(R, S, g, W, max_nodes, out):
-    """Solve game ``g`` of state ``S`` (not over) on the workspace ``W`` (rows: the deepest line + 2);
+def solve_one(R, S, g, W, max_nodes, memo_vals, out):
+    """Solve game ``g`` of state ``S`` (not over) on the workspace ``W`` (rows: the deepest line + 2),
+    with ``memo_vals`` (``max_nodes + 2`` rows, one per seat) for the values of positions solved;
     its payoffs per seat into ``out``. Returns the moves tried, or -1 when over ``max_nodes`` or
     deeper than the workspace (``out`` is then not written)."""
     players = S.hands.shape[1]
     depth_cap = W.hands.shape[0] - 1
     memo = dict()
     memo[np.uint64(0)] = 0  # typed from here (key 0 is never a position's: see position_key's start)
-    memo_vals = np.empty((max_nodes + 2, players), dtype=np.float64)
     best = np.empty((depth_cap + 1, players), dtype=np.float64)
     has = np.zeros(depth_cap + 1, dtype=np.bool_)
     nxt = np.zeros(depth_cap + 1, dtype=np.int64)
@@ -173,8 +174,9 @@ def solve_one(R, S, g, W, max_nodes, out):
 def solve_many(rows, R, S, W, max_nodes, values, solved, tried):
     """``solve_one`` for each game of ``rows``: payoffs into ``values[i]``, ``solved[i]``, moves
     tried into ``tried[i]``."""
+    memo_vals = np.empty((max_nodes + 2, S.hands.shape[1]), dtype=np.float64)
     for i in range(rows.shape[0]):
-        n = solve_one(R, S, rows[i], W, max_nodes, values[i])
+        n = solve_one(R, S, rows[i], W, max_nodes, memo_vals, values[i])
         solved[i] = n >= 0
         tried[i] = n if n >= 0 else max_nodes
 
@@ -194,14 +196,22 @@ class Solver:
 
         if engine.variant.games != 1:
             raise ValueError("the endgame solver scores one game: give it an engine of a one-game variant")
-        self.max_nodes = int(max_nodes)
+        self.max_nodes = check_count("max_nodes", max_nodes, "moves tried per position")
+        self.variant = engine.variant
         self.work = Engine(engine.variant, num_matches=workspace_rows(cards, engine.players), seed=0)
         self.rules = engine.rules
 
     def solve(self, engine: Engine, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each of ``engine``'s ``rows`` (not over): the payoffs per seat ``(len(rows), P)``
-        (0 where not solved), whether it was solved, and the moves tried."""
+        (0 where not solved), whether it was solved, and the moves tried. ``ValueError`` for an
+        engine of other rules, a row out of range or a game already over."""
+        if engine.variant != self.variant:
+            raise ValueError("this solver was made for another variant's engine; make one per variant")
         rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= engine.num_matches)):
+            raise ValueError(f"rows must be match indices 0..{engine.num_matches - 1}, got {rows!r}")
+        if engine.over[rows].any():
+            raise ValueError(f"match {int(rows[engine.over[rows]][0])} is over: there is nothing to solve")
         values = np.zeros((len(rows), engine.players))
         solved = np.zeros(len(rows), dtype=np.bool_)
         tried = np.zeros(len(rows), dtype=np.int64)

@@ -80,6 +80,16 @@ def test_the_solver_keeps_its_budget_and_gives_the_same_answer_again():
     again = solver.solve(eng, rows)
     np.testing.assert_array_equal(again[0], values)
     np.testing.assert_array_equal(again[1], solved)
+    over = np.flatnonzero(eng.over)
+    assert over.size
+    with pytest.raises(ValueError, match=f"match {over[0]} is over"):
+        solver.solve(eng, over[:1])
+    with pytest.raises(ValueError, match="rows must be match indices 0..39"):
+        solver.solve(eng, np.array([40]))
+    with pytest.raises(ValueError, match="another variant"):
+        solver.solve(Engine(load_variant("taiwan", games=1), num_matches=1, seed=0), np.array([0]))
+    with pytest.raises(ValueError, match="max_nodes must be a positive"):
+        Solver(eng, 10, max_nodes=0)
     with pytest.raises(ValueError, match="one-game variant"):
         Solver(Engine(load_variant("taiwan", games=3), num_matches=1, seed=0), 8)
 
