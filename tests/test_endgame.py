@@ -94,6 +94,12 @@ def test_the_solver_keeps_its_budget_and_gives_the_same_answer_again():
         Solver(Engine(load_variant("taiwan", games=3), num_matches=1, seed=0), 8)
 
 
+def strong_top_k() -> int:
+    from bigtwo.agents.lookahead import DEFAULT_TOP_K
+
+    return DEFAULT_TOP_K
+
+
 def test_the_lookahead_solves_its_small_copies_plays_legally_and_the_same_for_the_same_seed(monkeypatch):
     pytest.importorskip("torch")
     from bigtwo.agents import make_agent
@@ -111,6 +117,16 @@ def test_the_lookahead_solves_its_small_copies_plays_legally_and_the_same_for_th
         assert all(a in ids[g, : n[g]] for g, a in enumerate(acts) if live[g])
         assert agent.stats["solved"] > 0 and agent.stats["solver_nodes"] > 0
     assert choices[0] == choices[1]
+    sizes = eng.table.sizes
+    small = [
+        g
+        for g in np.flatnonzero(live)
+        if n[g] > strong_top_k() and (sizes[ids[g, : n[g]]] < eng.state.counts[g, eng.current[g]]).all()
+    ]
+    assert small, "some position should have more legal plays than the network's top_k, none ending the game"
+    agent = make_agent("strong:endgame=12,samples=4", variant, seed=5)
+    agent.act(obs[small[0] : small[0] + 1], ids[small[0] : small[0] + 1], n[small[0] : small[0] + 1])
+    assert len(agent.last_values) == n[small[0]], "a position this small searches every legal play"
     plain = make_agent("strong:samples=4", variant, seed=5)
     plain.act(obs, ids, n)
     assert plain.stats["solved"] == 0
