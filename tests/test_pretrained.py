@@ -149,7 +149,7 @@ def test_strong_refuses_rules_other_than_its_training_ones(strong_dir):
     with pytest.raises(
         ValueError,
         match="does not take option.*takes: mode, device, search, simulations, seconds, top_k, threads, schedule, scale, "
-        "infer, weights, opponent_weights, samples, plies, belief, trust, network",
+        "infer, weights, opponent_weights, samples, plies, belief, endgame, endgame_nodes, trust, network",
     ):
         make_agent("strong:depth=3", "taiwan")
 
