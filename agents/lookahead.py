@@ -53,7 +53,7 @@ from bigtwo.agents.base import Agent
 from bigtwo.agents.determinize import Seen, deal_hands, read_position
 from bigtwo.agents.endgame import DEFAULT_MAX_NODES, Solver
 from bigtwo.agents.search import _paired_z
-from bigtwo.env.checks import check_count, is_finite_number
+from bigtwo.env.checks import check_count, is_finite_number, is_whole
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.variant import Variant
 
@@ -129,7 +129,7 @@ class LookaheadAgent(Agent):
         self.network = policy
         self.samples = check_count("samples", samples, "guesses of the hidden hands per move")
         self.top_k = check_count("top_k", top_k, "the network's best plays searched")
-        if isinstance(plies, bool) or not isinstance(plies, int | np.integer) or plies < -1:
+        if not is_whole(plies) or plies < -1:
             raise ValueError(f"plies must be an integer >= -1 (own later turns; -1: play to the end), got {plies!r}")
         self.plies = int(plies)
         if not (is_finite_number(trust) and trust >= 0):
@@ -140,7 +140,7 @@ class LookaheadAgent(Agent):
         self.threads = (
             None if threads is None else check_count("threads", threads, "engine threads; default one per core")
         )
-        if isinstance(endgame, bool) or not isinstance(endgame, int | np.integer) or not 0 <= endgame <= MAX_ENDGAME:
+        if not is_whole(endgame) or not 0 <= endgame <= MAX_ENDGAME:
             raise ValueError(
                 f"endgame must be an integer 0..{MAX_ENDGAME} (cards in all hands solved exactly; 0: never), "
                 f"got {endgame!r}"
@@ -285,7 +285,7 @@ class LookaheadAgent(Agent):
             moving = np.flatnonzero(acts >= 0)
             obs = eng.step_observe_rows(moving, acts[moving])
         values = np.zeros(rows)
-        done = eng.over[:total] & ~solved[:total]
+        done = eng.over[:total]  # a solved copy left play before its end: never over
         values[:total][done] = eng.state.payoffs[:total, 0][done]
         values[:total][solved[:total]] = exact[:total][solved[:total]]
         at_leaf = np.flatnonzero(leaf[:total] & ~done)
