@@ -73,9 +73,10 @@ class Evaluator(Protocol):
     """A network that scores legal plays and values positions (``bigtwo.train.policy_agent.PolicyAgent``)."""
 
     def evaluate(
-        self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray
+        self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray, values: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(B, L) scores (-inf padding) and (B,) values in payoff units (NaN: no value head)."""
+        """(B, L) scores (-inf padding) and (B,) values in payoff units (NaN: no value head, or
+        ``values=False``: the scores alone, which the search asks for)."""
         ...
 
     def values(self, obs: np.ndarray) -> np.ndarray:
@@ -172,7 +173,7 @@ class LookaheadAgent(Agent):
         out = np.where(counts > 0, ids[:, 0], -1).astype(np.int64)
         rows = np.flatnonzero(counts > 1)
         if rows.size:
-            scores, _ = self.network.evaluate(obs[rows], ids[rows], counts[rows])
+            scores, _ = self.network.evaluate(obs[rows], ids[rows], counts[rows], values=False)
             jobs: list[tuple[int, Seen, np.ndarray]] = []
             held = None if self.belief is None else self.belief.holders(obs[rows])
             beliefs: list[np.ndarray | None] = []
@@ -280,7 +281,7 @@ class LookaheadAgent(Agent):
             acts[forced] = ids[forced, 0]
             ask = np.flatnonzero(live & (n > 1))
             if ask.size:
-                scores, _ = self.network.evaluate(obs[ask], ids[ask], n[ask])
+                scores, _ = self.network.evaluate(obs[ask], ids[ask], n[ask], values=False)
                 acts[ask] = ids[ask, np.argmax(scores, axis=1)]
             moving = np.flatnonzero(acts >= 0)
             obs = eng.step_observe_rows(moving, acts[moving])

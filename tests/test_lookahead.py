@@ -98,6 +98,19 @@ def test_lookahead_plays_legal_plays_the_same_for_the_same_seed_and_overrules_it
     assert (first != alone).any(), "the search never departed from its network"
 
 
+def test_the_searchs_scores_alone_are_the_networks_scores(monkeypatch):
+    """The play-outs ask the shipped (advised) network for scores alone (``values=False``, its
+    quicker pass): the very scores of the full pass, its values left NaN."""
+    monkeypatch.delenv("BIGTWO_PRETRAINED_DIR", raising=False)
+    net = _network("hong-kong")
+    eng = _positions("hong-kong", 32, 5, seed=2)
+    obs, (ids, n) = eng.observe().copy(), eng.legal_actions()
+    rows = np.flatnonzero(n > 0)
+    full, values = net.evaluate(obs[rows], ids[rows], n[rows])
+    alone, none = net.evaluate(obs[rows], ids[rows], n[rows], values=False)
+    assert np.array_equal(full, alone) and np.isfinite(values).all() and np.isnan(none).all()
+
+
 def test_lookahead_with_a_value_head_reads_it_and_refuses_a_network_without_one(monkeypatch):
     """``plies >= 0`` reads the network's value head at the leaves; a network whose critic read the
     global state has none there, and the search says so instead of guessing (``plies=-1`` plays it)."""

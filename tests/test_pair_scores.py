@@ -105,3 +105,35 @@ def test_deeper_scorers_and_other_precisions_keep_the_torch_ops():
     net = ActionScorer(obs_size(4), action_features(variant), hidden_size=8, pair_size=8)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert not net.fused_pairs(obs)
+
+
+@pytest.mark.parametrize("advice", ["", "heuristic"])
+def test_play_scores_are_the_forward_scores_bit_for_bit(advice):
+    """A search's passes (``play_scores``) choose exactly what the network's forward would: the
+    same float32 scores, to the bit, before and after the weights change in place."""
+    variant = load_variant("taiwan")
+    obs, ids, counts, advised = real_decisions()
+    net = ActionScorer(obs_size(4), action_features(variant), hidden_size=32, pair_size=16, advice=advice)
+    given = advised if advice else None
+
+    def forward() -> np.ndarray:
+        with torch.no_grad():
+            adv = None if given is None else torch.from_numpy(given)
+            return net(torch.from_numpy(obs), torch.from_numpy(ids), torch.from_numpy(counts), adv)[0].numpy()
+
+    before = net.play_scores(obs, ids, counts, given)
+    assert before.dtype == np.float32 and np.array_equal(before, forward())
+    with torch.no_grad():  # an optimizer's step: the cached view of the weights must follow it
+        for p in net.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=torch.Generator().manual_seed(2)))
+    after = net.play_scores(obs, ids, counts, given)
+    assert np.array_equal(after, forward()) and not np.array_equal(after, before)
+
+
+def test_play_scores_of_a_deeper_scorer_are_its_forward_scores():
+    variant = load_variant("taiwan")
+    obs, ids, counts, _ = real_decisions(n=16)
+    deep = ActionScorer(obs_size(4), action_features(variant), hidden_size=8, pair_size=8, pair_layers=2)
+    with torch.no_grad():
+        expected = deep(torch.from_numpy(obs), torch.from_numpy(ids), torch.from_numpy(counts))[0].numpy()
+    assert np.array_equal(deep.play_scores(obs, ids, counts), expected)

@@ -122,6 +122,15 @@ def _backward(g, S, A, flag, w, col, counts, advised, gS, gA, gflag, gw):
     return gb
 
 
+def score_pairs(S, A, flag, w, bias, col, counts, advised) -> np.ndarray:
+    """``PairScores``' forward on NumPy arrays, without autograd (playing): the ``(B, L)`` scores
+    from float32 ``S``, ``A``, ``flag``, ``w``, ``bias`` ``(1,)``, int32 ``col`` and int64 ``counts``
+    and ``advised``, all C-contiguous; the same kernel, so the same numbers."""
+    out = np.empty(col.shape, dtype=S.dtype)
+    _forward(S, A, flag, w, bias, col, counts, advised, out)
+    return out
+
+
 class PairScores(torch.autograd.Function):
     """``(B, L)`` scores of the pair layer (see the module docstring) from ``S`` ``(B, P)``, ``A``
     ``(U, P)`` (one row per distinct play), the advice input's weights ``flag`` ``(P,)``, the
@@ -133,11 +142,10 @@ class PairScores(torch.autograd.Function):
     def forward(ctx, S, A, flag, w, bias, col, counts, advised):
         S, A, flag, w = (t.detach().contiguous() for t in (S, A, flag, w))
         col, counts, advised = col.contiguous(), counts.contiguous(), advised.contiguous()
-        out = torch.empty(col.shape, dtype=S.dtype)
-        _forward(
+        out = torch.from_numpy(score_pairs(
             S.numpy(), A.numpy(), flag.numpy(), w.numpy(), bias.detach().to(S.dtype).reshape(1).numpy(),
-            col.numpy(), counts.numpy(), advised.numpy(), out.numpy(),
-        )  # fmt: skip
+            col.numpy(), counts.numpy(), advised.numpy(),
+        ))  # fmt: skip
         ctx.save_for_backward(S, A, flag, w, col, counts, advised)
         ctx.bias_shape = bias.shape
         return out

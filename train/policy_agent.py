@@ -109,12 +109,13 @@ class PolicyAgent(Agent):
             return out
         width = int(counts[rows].max())
         legal = legal_ids[rows, :width]
-        scores, _ = self.net.score_arrays(np.asarray(obs, np.float32)[rows], legal, counts[rows])
+        scores = self.net.play_scores(np.asarray(obs, np.float32)[rows], legal, counts[rows])
         if self.mode == "greedy":
-            pick = scores.argmax(dim=1)
+            pick = scores.argmax(axis=1)
         else:
-            pick = torch.multinomial(torch.softmax(scores, dim=1), 1, generator=self.generator).squeeze(1)
-        out[rows] = legal[np.arange(rows.size), pick.cpu().numpy()]
+            probs = torch.softmax(torch.from_numpy(scores), dim=1)
+            pick = torch.multinomial(probs, 1, generator=self.generator).squeeze(1).numpy()
+        out[rows] = legal[np.arange(rows.size), pick]
         return out
 
     @torch.no_grad()
@@ -133,18 +134,24 @@ class PolicyAgent(Agent):
 
     @torch.no_grad()
     def evaluate(
-        self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray
+        self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray, values: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
         """The network's scores of each row's legal plays (float64 ``(B, L)``, ``-inf`` beyond each
         row's count; every count at least 1) and its value of each row's observation in payoff units
         (its value head's output divided by ``value_scale``; NaN for a network whose critic read the
         global state, which playing never has, and for a DMC network, whose value head never learned:
-        ``has_values``). Unchecked: for engines' own arrays (search)."""
+        ``has_values``). ``values=False``: the scores alone (the values NaN), by the network's
+        quicker ``play_scores`` (the same scores): a search's play-outs. Unchecked: for engines' own
+        arrays (search)."""
         counts = np.asarray(legal_counts)
         width = max(int(counts.max()), 1) if counts.size else 1
-        with torch_threads(self.scores_threads):
-            s, v = self.net.score_arrays(np.asarray(obs, np.float32), np.asarray(legal_ids)[:, :width], counts)
         out = np.full((len(counts), np.asarray(legal_ids).shape[1]), -np.inf)
+        legal = np.asarray(legal_ids)[:, :width]
+        with torch_threads(self.scores_threads):
+            if not values:
+                out[:, :width] = self.net.play_scores(np.asarray(obs, np.float32), legal, counts)
+                return out, np.full(len(counts), np.nan)
+            s, v = self.net.score_arrays(np.asarray(obs, np.float32), legal, counts)
         out[:, :width] = s.double().cpu().numpy()
         if not self.has_values:
             return out, np.full(len(counts), np.nan)
