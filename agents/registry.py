@@ -263,6 +263,13 @@ def _strong_options() -> tuple[Option, ...]:
         for o in LOOKAHEAD_OPTIONS
         if o.name in LOOKAHEAD_OWN
     ]
+    shipped = ", ".join(f"{n} on {v}" for v, n in pretrained.SHIPPED_SAMPLES.items())
+    own = [
+        replace(o, default=None, doc=f"{o.doc}; default: {shipped} with its shipped network, else {DEFAULT_SAMPLES}")
+        if o.name == "samples"
+        else o
+        for o in own
+    ]
     trust = Option(
         "trust",
         "number",
@@ -347,6 +354,9 @@ def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
     policy.scores_threads = 1  # its forward passes are small; the cores go to the copies or the rollouts
     searcher: Any
     if which == "lookahead":
+        samples = pretrained.SHIPPED_SAMPLES.get(variant.name)
+        if network is None and samples is not None and "samples" not in given:
+            given["samples"] = samples  # measured for the shipped file
         searcher = LookaheadAgent(variant, policy, seed=seed, belief=getattr(policy, "belief", None), **given)
     else:
         tuned = pretrained.search_weights(variant)

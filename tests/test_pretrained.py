@@ -235,6 +235,23 @@ def test_shipped_strong_trusts_its_network(monkeypatch):
     assert make_agent("strong", "taiwan", seed=0).trust == 1.0 == make_agent("strong:trust=1", variant, seed=0).trust
 
 
+def test_shipped_strong_searches_hong_kong_with_its_measured_budget(monkeypatch):
+    """hong-kong's ``strong`` deals 48 guesses a move on its shipped network (measured stronger within
+    the time bar); a given ``samples``, another network or another variant keep the lookahead's own."""
+    pytest.importorskip("torch")
+    from bigtwo.agents.lookahead import DEFAULT_SAMPLES
+    from bigtwo.agents.pretrained import SHIPPED_SAMPLES
+
+    monkeypatch.delenv(ENV_VAR, raising=False)  # the package's own files
+    variant = load_variant("hong-kong", scoring="collect")
+    assert make_agent("strong", variant, seed=0).samples == SHIPPED_SAMPLES["hong-kong"] == 48
+    assert make_agent("strong:samples=16", variant, seed=0).samples == 16
+    shipped = ROOT / "agents" / "pretrained" / "hong-kong.pt"
+    assert make_agent(f"strong:network={shipped}", variant, seed=0).samples == DEFAULT_SAMPLES == 16
+    assert make_agent("strong", "taiwan", seed=0).samples == DEFAULT_SAMPLES
+    assert make_agent("lookahead", variant, seed=0).samples == DEFAULT_SAMPLES  # the search's own default
+
+
 def test_every_named_variant_ships_a_network_that_plays_its_rules(monkeypatch):
     """``strong`` exists for each of the five named variants: its file loads for the variant's rules
     (hong-kong under ``collect``, the scoring it trained on), plays only legal plays, is the

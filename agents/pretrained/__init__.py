@@ -90,6 +90,10 @@ STRONG_WEIGHTS: dict[str, tuple[str, str]] = {"collect": ("collect", "default+co
 # (docs/strong.md, "The networks shipped now"); the three later files take the same (docs/strong.md says what
 # was measured of them); not with ``network=PATH``, ``trust=...`` or ``schedule=halving``
 SHIPPED_TRUST: dict[str, float] = {name: 4.0 for name in ("hong-kong", "japan", "online-cn", "pusoy-dos", "taiwan")}
+# the guesses of the hidden hands ``strong``'s lookahead deals a move with the file shipped for a variant, where
+# a budget other than the lookahead's own default (``bigtwo.agents.lookahead.DEFAULT_SAMPLES``) measured better
+# within the time bar (docs/strong.md, "How strong, and how fast"); not with ``network=PATH`` or ``samples=...``
+SHIPPED_SAMPLES: dict[str, int] = {"hong-kong": 48}
 SCRATCH = (
     "scratch"  # strong:network=scratch: the from-scratch network in this folder's scratch/ (no advice, no imitation)
 )
