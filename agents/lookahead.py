@@ -58,7 +58,8 @@ from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.variant import Variant
 
 # the defaults, measured (docs/strong.md, "Search that learns"): 16 guesses with trust 1 scored as well as
-# 32 without it on hong-kong and better on taiwan, at half the time; 8 guesses lost to the network alone
+# 32 without it on hong-kong and better on taiwan, at half the time; 8 guesses lost to the network alone.
+# strong on hong-kong deals 48 with its shipped file (bigtwo.agents.pretrained.SHIPPED_SAMPLES)
 DEFAULT_SAMPLES = 16
 DEFAULT_TOP_K = 4
 DEFAULT_PLIES = -1  # play every copy out: the PPO value heads measured worse than the network alone at the leaves

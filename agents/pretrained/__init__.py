@@ -2,8 +2,8 @@
 
 The ``strong`` agent is a search on top of a trained network (``bigtwo.train.policy_agent.PolicyAgent``).
 By default (``search=lookahead``, ``STRONG_SEARCH``) it is ``bigtwo.agents.lookahead.LookaheadAgent``:
-16 guesses of the hidden hands (dealt by the variant's shipped belief where there is one,
-``belief_path``), the network's 4 best plays each played out with **every seat
+16 guesses of the hidden hands (48 on hong-kong with its shipped file, ``SHIPPED_SAMPLES``; dealt by
+the variant's shipped belief where there is one, ``belief_path``), the network's 4 best plays each played out with **every seat
 played by the network**, the network's best play kept unless another beats it by 1 standard
 error (``trust``). ``search=rollouts`` (or any option only that search takes: ``simulations``,
 ``seconds``, ``weights``, ...) is the search it played before (``bigtwo.agents.search.SearchAgent``,
