@@ -379,15 +379,9 @@ class ActionScorer(nn.Module):
     def _play_plan(self) -> tuple | None:
         """What ``play_scores`` reads of the weights, taken once and again only after a weight
         changed (a tensor's version counter moves with every in-place update: an optimizer's step,
-        ``load_state_dict``); ``None`` where the fast path does not apply (another device, autocast
-        or a precision other than float32, a deeper pair layer, ``hand_after``)."""
-        if (
-            self.features.device.type != "cpu"
-            or compute_dtype(self.precision, "cpu") is not None
-            or len(self.pair)
-            or self.after is not None
-            or torch.is_autocast_enabled("cpu")
-        ):
+        ``load_state_dict``); ``None`` where the fast path does not apply: where the forward pass
+        would not take the fused pair layer (``fused_pairs``) or would run in another precision."""
+        if compute_dtype(self.precision, "cpu") is not None or not self.fused_pairs(self.features):
             return None
         if self._plan_params is None:  # the modules read, found once (the structure never changes)
             layers = [m for m in self.state_encoder if isinstance(m, nn.Linear)]
