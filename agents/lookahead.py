@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -68,6 +68,18 @@ DEFAULT_ENDGAME = 0  # cards in all hands at which a copy is solved exactly; 0: 
 MAX_ENDGAME = 20  # beyond this, exact trees are far over any budget (measured: docs/strong.md)
 MAX_STEPS = 400  # a guard: every game ends long before this
 ROUND_ROWS = 64  # engines are kept in sizes of this times a power of two (spare rows sit out)
+
+
+class Searched(NamedTuple):
+    """One searched row of the last ``act``: its candidates (the favourite first), each one's mean
+    value over the guesses (payoff units), the paired z of each against the favourite (0 for the
+    favourite itself) and the index of the chosen one."""
+
+    row: int
+    candidates: np.ndarray
+    means: np.ndarray
+    z: np.ndarray
+    chosen: int
 
 
 class Evaluator(Protocol):
@@ -157,6 +169,8 @@ class LookaheadAgent(Agent):
         self.places = self.table.places()  # each play's strength as observations show it (the history's)
         self.stats = {"moves": 0, "searched": 0, "copies": 0, "seconds": 0.0, "solved": 0, "solver_nodes": 0}
         self.last_values: dict[int, float] = {}  # mean value of each candidate of the last searched row
+        # every row the last ``act`` searched: what expert iteration learns from (bigtwo.train.expert)
+        self.last_search: list[Searched] = []
 
     def _engine(self, rows: int) -> Engine:
         """An engine of at least ``rows`` games: ``ROUND_ROWS`` times a power of two, so few sizes are kept."""
@@ -173,6 +187,7 @@ class LookaheadAgent(Agent):
         counts = np.asarray(legal_counts).astype(np.int64)
         out = np.where(counts > 0, ids[:, 0], -1).astype(np.int64)
         rows = np.flatnonzero(counts > 1)
+        self.last_search = []
         if rows.size:
             scores, _ = self.network.evaluate(obs[rows], ids[rows], counts[rows], values=False)
             jobs: list[tuple[int, Seen, np.ndarray]] = []
@@ -195,6 +210,7 @@ class LookaheadAgent(Agent):
             if jobs:
                 for (row, _, cands), best in zip(jobs, self._search(jobs, beliefs), strict=True):
                     out[row] = cands[best]
+                self.last_search = [s._replace(row=row) for (row, _, _), s in zip(jobs, self.last_search, strict=True)]
                 self.stats["searched"] += len(jobs)
         self.stats["moves"] += len(counts)
         self.stats["seconds"] += time.perf_counter() - start
@@ -248,6 +264,7 @@ class LookaheadAgent(Agent):
             beats = z > self.trust
             best = int(np.argmax(np.where(beats, means, -np.inf))) if beats.any() else 0
             self.last_values = {int(a): float(m) for a, m in zip(cands, means, strict=True)}
+            self.last_search.append(Searched(-1, cands, means, z, best))
             chosen.append(best)
         return chosen
 

@@ -868,7 +868,7 @@ def test_expert_rounds_teach_the_network_the_search_and_resume_round_by_round(tm
         expert="lookahead:samples=2,top_k=2",
         expert_decisions=300,
         expert_lr=3e-3,
-        imitate_epochs=3,
+        imitate_epochs=10,
         total_timesteps=0,
         num_envs=16,
         eval_deals=4,
@@ -882,6 +882,8 @@ def test_expert_rounds_teach_the_network_the_search_and_resume_round_by_round(tm
     assert ckpt.load(both.checkpoint)["resume"]["expert_round"] == 2
     kept = sorted(p.name for p in (both.run_dir / "expert").glob("*.pt"))
     assert kept == ["round_001.pt", "round_002.pt"]  # each round's network, for the curve over rounds
+    played = sorted(p.name for p in (both.run_dir / "expert").glob("*.decisions.npz"))
+    assert played == ["round_001.decisions.npz", "round_002.decisions.npz"]  # and the decisions it learned from
     assert same_weights(weights(both.run_dir / "expert" / "round_002.pt"), weights(both.checkpoint))
     assert "after round 2: vs random margin" in said.out + said.err
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

@@ -54,6 +54,7 @@ PRECISIONS = (
     "auto",
 )  # the arithmetic of a network's passes (bigtwo.train.networks.compute_dtype)
 CRITICS = ("observation", "global")  # what PPO's value reads (bigtwo.train.networks.ActionScorer)
+EXPERT_TARGETS = ("play", "search")  # what an expert round's policy learns (bigtwo.train.expert)
 
 
 @dataclass(frozen=True)
@@ -318,6 +319,26 @@ class TrainConfig:
     expert_lr: float = setting(
         3e-4, Limit(0, 1, open_low=True), "Expert iteration: Adam learning rate of each round's learning."
     )
+    expert_target: str = setting(
+        "play",
+        "play or search",
+        "Expert iteration: what the policy learns. ``play``: one play (cross-entropy), the search's best "
+        "candidate among those that beat the favourite by more than ``expert_trust`` paired standard errors "
+        "(the favourite when none does); ``search``: the network's own probabilities, with the mass of the "
+        "searched candidates shared by a softmax of each one's paired z against the favourite over ``expert_tau``.",
+    )
+    expert_trust: float = setting(
+        1.0,
+        Limit(0, 100),
+        "Expert iteration (``expert_target: play``): the paired z a candidate needs over the favourite for the "
+        "network to learn it instead (at most the search's own ``trust`` adds nothing: the search's play).",
+    )
+    expert_tau: float = setting(
+        1.0,
+        Limit(0, 100, open_low=True),
+        "Expert iteration (``expert_target: search``): the temperature of the candidates' softmax, in "
+        "standard errors of the paired difference (smaller: the search's best takes more of the mass).",
+    )
 
     # --- checkpoints, logs, evaluation
     checkpoint_every: int = setting(
@@ -462,6 +483,8 @@ def _check(source: str, name: str, value: Any) -> Any:
         if name == "precision" and value not in PRECISIONS:
             raise fail()
         if name == "critic" and value not in CRITICS:
+            raise fail()
+        if name == "expert_target" and value not in EXPERT_TARGETS:
             raise fail()
         if name == "device" and not DEVICE.match(value):
             raise fail()

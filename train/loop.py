@@ -217,7 +217,9 @@ class SelfPlay:
         from bigtwo.train.expert import expert_round
 
         while self.expert_round < self.cfg.expert_rounds and not self.run.out_of_time() and signals.requested() is None:
-            scalars = expert_round(self.net, self.cfg, self.variant, self.scale, self.device, self.expert_round)
+            scalars = expert_round(
+                self.net, self.cfg, self.variant, self.scale, self.device, self.expert_round, self.run.dir / "expert"
+            )
             self.expert_round += 1
             self.run.log(scalars, self.expert_round)
             self.run.say(
