@@ -72,8 +72,7 @@ def _start_worker(progress: Any, parent: int) -> None:
 
 def _worker_chunk(chunk: Chunk) -> ChunkResult:
     """``play_chunk`` in a worker, telling the parent of its progress."""
-    queue = _PROGRESS
-    return play_chunk(chunk, report=None if queue is None else lambda n: queue.put(n))
+    return play_chunk(chunk, report=report_progress if _PROGRESS is not None else None)
 
 
 def end_workers(pool: ProcessPoolExecutor) -> None:
@@ -99,30 +98,42 @@ def end_workers(pool: ProcessPoolExecutor) -> None:
         manager.join(10)
 
 
-def play_in_workers(
-    chunks: list[Chunk], workers: int, bar: Any, done: Callable[[ChunkResult], object] | None = None
-) -> dict[int, ChunkResult]:
-    """Every chunk played by ``workers`` spawned processes, the bar moving as they report, and
-    ``done(result)`` told of each chunk as it finishes; on an error, Ctrl-C or SIGTERM the
+def report_progress(n: int) -> None:
+    """In a worker started by ``map_in_workers``: move the parent's bar by ``n`` (elsewhere: nothing)."""
+    if _PROGRESS is not None:
+        _PROGRESS.put(n)
+
+
+def map_in_workers(
+    fn: Callable[[Any], Any],
+    items: list[Any],
+    workers: int,
+    bar: Any,
+    done: Callable[[int, Any], object] | None = None,
+) -> list[Any]:
+    """``[fn(item) for item in items]``, the calls made in ``workers`` spawned processes (``fn`` a
+    module-level function; it moves the parent's ``bar`` with ``report_progress``), and
+    ``done(index, result)`` told of each as it finishes; on an error, Ctrl-C or SIGTERM the
     workers are ended before this returns."""
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(chunks)),
+        max_workers=max(1, min(workers, len(items))),
         mp_context=ctx,
         initializer=_start_worker,
         initargs=(queue, os.getpid()),
     )
-    results: dict[int, ChunkResult] = {}
+    results: dict[int, Any] = {}
     try:
-        pending = {pool.submit(_worker_chunk, c): c.index for c in chunks}
+        pending = {pool.submit(fn, item): i for i, item in enumerate(items)}
         while pending:
             with contextlib.suppress(Empty):
                 bar.update(queue.get(timeout=0.2))
             for fut in [f for f in pending if f.done()]:
-                result = results[pending.pop(fut)] = fut.result()  # a worker's error is raised here
+                i = pending.pop(fut)
+                results[i] = fut.result()  # a worker's error is raised here
                 if done is not None:
-                    done(result)
+                    done(i, results[i])
     except BaseException:
         end_workers(pool)
         raise
@@ -135,7 +146,26 @@ def play_in_workers(
                 break
         queue.close()
         queue.join_thread()
-    return results
+    return [results[i] for i in range(len(items))]
 
 
-__all__ = ["default_workers", "end_workers", "play_in_workers", "signals_end_the_run"]
+def play_in_workers(
+    chunks: list[Chunk], workers: int, bar: Any, done: Callable[[ChunkResult], object] | None = None
+) -> dict[int, ChunkResult]:
+    """Every chunk played by ``workers`` spawned processes, the bar moving as they report, and
+    ``done(result)`` told of each chunk as it finishes; on an error, Ctrl-C or SIGTERM the
+    workers are ended before this returns."""
+    results = map_in_workers(
+        _worker_chunk, chunks, workers, bar, done=None if done is None else lambda _i, result: done(result)
+    )
+    return {c.index: r for c, r in zip(chunks, results, strict=True)}
+
+
+__all__ = [
+    "default_workers",
+    "end_workers",
+    "map_in_workers",
+    "play_in_workers",
+    "report_progress",
+    "signals_end_the_run",
+]

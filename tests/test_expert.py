@@ -156,3 +156,28 @@ def test_expert_fields_refuse_what_they_do_not_know():
         make_config({**FIELDS, "expert_tau": 0})
     with pytest.raises(ValueError, match="'expert_trust' has bad value -1"):
         make_config({**FIELDS, "expert_trust": -1})
+
+
+def test_a_round_played_by_two_workers_is_its_two_parts_played_here():
+    import dataclasses
+
+    from bigtwo.train.expert import Part, _play_part, part_seed, play_round
+
+    cfg = make_config({**FIELDS, "expert_workers": 2, "expert_decisions": 80})
+    net = shipped()
+
+    class Bar:
+        n = 0
+
+        def update(self, k: int) -> None:
+            self.n += k
+
+    bar = Bar()
+    both = play_round(net, cfg, VARIANT, 0.1, seed=9, bar=bar)
+    weights = net.state_dict()
+    here = [_play_part(Part(weights, cfg, VARIANT, 0.1, part_seed(9, w), 40), lambda n: None) for w in (0, 1)]
+    assert part_seed(9, 0) == 9  # one worker plays the round's own seed
+    assert bar.n == 80 and both.size == here[0].size + here[1].size >= 80
+    for f in dataclasses.fields(SearchDecisions):
+        joined = getattr(SearchDecisions.join(here), f.name)
+        assert np.array_equal(getattr(both, f.name), joined, equal_nan=True), f.name

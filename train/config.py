@@ -319,6 +319,12 @@ class TrainConfig:
     expert_lr: float = setting(
         3e-4, Limit(0, 1, open_low=True), "Expert iteration: Adam learning rate of each round's learning."
     )
+    expert_workers: int = setting(
+        1,
+        Limit(1, 64),
+        "Expert iteration: processes that play each round's decisions, each its share on its own matches "
+        "(the decisions depend on it; keep it at most the cores you have).",
+    )
     expert_target: str = setting(
         "play",
         "play or search",

@@ -54,12 +54,14 @@ from tqdm import tqdm
 
 from bigtwo.agents.lookahead import LookaheadAgent
 from bigtwo.agents.registry import AGENT_SPECS, LOOKAHEAD, split_spec
+from bigtwo.arena.pool import map_in_workers, report_progress
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.variant import Variant
 from bigtwo.train.advice import NO_ADVICE, make_adviser
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.networks import ActionScorer, legal_mask, masked_log_softmax
-from bigtwo.train.policy_agent import PolicyAgent
+from bigtwo.train.policy_agent import PolicyAgent, torch_threads
+from bigtwo.train.rollout import make_scorer
 
 
 def expert_options(spec: str) -> dict[str, Any]:
@@ -118,6 +120,16 @@ class SearchDecisions:
     @property
     def size(self) -> int:
         return len(self.counts)
+
+    @classmethod
+    def join(cls, parts: list[SearchDecisions]) -> SearchDecisions:
+        """``parts`` one after the other (the legal lists padded to the widest)."""
+        width = max(p.legal.shape[1] for p in parts)
+        joined = {
+            f.name: np.concatenate([_pad(p.legal, width) if f.name == "legal" else getattr(p, f.name) for p in parts])
+            for f in dataclasses.fields(cls)
+        }
+        return cls(**joined)
 
 
 def search_decisions(
@@ -210,6 +222,63 @@ def search_decisions(
     )
 
 
+@dataclasses.dataclass
+class Part:
+    """One worker's share of a round's play: the network's weights, the run's fields, its seed."""
+
+    weights: dict[str, torch.Tensor]
+    cfg: TrainConfig
+    variant: Variant
+    scale: float
+    seed: int
+    decisions: int
+
+
+def part_seed(seed: int, part: int) -> int:
+    """The seed of a round's ``part``-th worker (the round's own seed for the first)."""
+    return seed + 7_919 * part
+
+
+def play_round(
+    net: ActionScorer, cfg: TrainConfig, variant: Variant, scale: float, seed: int, bar: Any
+) -> SearchDecisions:
+    """The round's decisions: ``cfg.expert_workers`` parts of ``expert_decisions / expert_workers``
+    decisions, each searched on its own matches (``part_seed``) in its own process (one part: in
+    this one), joined in part order; ``bar`` counts the finished decisions."""
+    workers = cfg.expert_workers
+    weights = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    share = -(-cfg.expert_decisions // workers)
+    parts = [Part(weights, cfg, variant, scale, part_seed(seed, w), share) for w in range(workers)]
+    if workers == 1:
+        return _play_part(parts[0], bar.update)
+    return SearchDecisions.join(map_in_workers(_play_part, parts, workers, bar))
+
+
+def _play_part(part: Part, report: Callable[[int], object] = report_progress) -> SearchDecisions:
+    """One part of a round's play (``play_round``): the ``expert`` search on a copy of the weights,
+    ``report`` told of each newly finished decision count."""
+    net = make_scorer(part.cfg, part.variant)
+    net.load_state_dict(part.weights)
+    policy = PolicyAgent(part.variant, net.eval(), seed=part.seed, device="cpu")
+    policy.value_scale = part.scale
+    policy.scores_threads = 1
+    teacher = LookaheadAgent(part.variant, policy, seed=part.seed, **expert_options(part.cfg.expert))
+    told = 0
+
+    def advance(n: int) -> None:
+        nonlocal told
+        n = min(n, part.decisions)
+        if n > told:
+            report(n - told)
+            told = n
+
+    with torch_threads(1):
+        return search_decisions(
+            teacher, part.variant, part.cfg.advice, part.scale, seed=part.seed, decisions=part.decisions,
+            num_envs=part.cfg.num_envs, progress=advance,
+        )  # fmt: skip
+
+
 def round_key(net: ActionScorer, cfg: TrainConfig, variant: Variant, seed: int) -> str:
     """What a round's decisions follow from: the network searched (a hash of its weights), the search,
     the seed, the count and the matches at once, the variant. Equal keys, equal decisions."""
@@ -218,6 +287,7 @@ def round_key(net: ActionScorer, cfg: TrainConfig, variant: Variant, seed: int) 
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     said = {"expert": cfg.expert, "decisions": cfg.expert_decisions, "num_envs": cfg.num_envs, "seed": seed,
+            "workers": cfg.expert_workers,
             "advice": cfg.advice, "variant": variant.name, "rules": repr(variant), "weights": digest.hexdigest()}  # fmt: skip
     return json.dumps(said, sort_keys=True)
 
@@ -378,10 +448,6 @@ def expert_round(
     that finds its own (the same network, search, seed and count) learns from them without playing."""
     t0 = time.time()
     seed = cfg.seed + 40_000 + round_index
-    policy = PolicyAgent(variant, copy.deepcopy(net).cpu().eval(), seed=seed, device="cpu")
-    policy.value_scale = scale
-    policy.scores_threads = 1
-    teacher = LookaheadAgent(variant, policy, seed=seed, **expert_options(cfg.expert))
     key = round_key(net, cfg, variant, seed)
     kept = None if folder is None else folder / f"round_{round_index + 1:03d}.decisions.npz"
     data = load_decisions(kept, key) if kept is not None else None
@@ -390,14 +456,7 @@ def expert_round(
             total=cfg.expert_decisions, desc=f"expert round {round_index + 1}", unit="decision", leave=False,
             disable=not cfg.progress,
         ) as bar:  # fmt: skip
-
-            def advance(n: int) -> None:
-                bar.update(min(n, cfg.expert_decisions) - bar.n)
-
-            data = search_decisions(
-                teacher, variant, cfg.advice, scale, seed=seed, decisions=cfg.expert_decisions,
-                num_envs=cfg.num_envs, progress=advance,
-            )  # fmt: skip
+            data = play_round(net, cfg, variant, scale, seed, bar)
         if kept is not None:
             save_decisions(kept, data, key)
     played = time.time() - t0
