@@ -10,9 +10,9 @@ With ``expert: lookahead:...`` and ``expert_rounds: N`` a run, before its self-p
    (``LookaheadAgent.last_search``): the candidates, their mean values and paired z against the
    favourite (the network's own best play), and the seat's return. The decisions are kept in the
    run folder (``expert/round_NNN.decisions.npz``, with a key of the network's weights, the search,
-   the seed and the count): a round stopped after its play, or run again with other learning
-   fields on a copy of the folder, learns from them without playing again (equal keys, equal
-   decisions).
+   the seed and the count): a round stopped after its play, or a new run given a copy of the file
+   (``RUN/expert/round_001.decisions.npz``) to relearn it with other learning fields, learns from
+   them without playing again (equal keys, equal decisions).
 2. **Learn.** The network learns them for ``imitate_epochs`` passes at ``expert_lr`` (``learn``):
    its scores (cross-entropy over the legal plays) towards ``expert_target``: ``play``, the best
    candidate that beats the favourite by more than ``expert_trust`` paired standard errors (the
