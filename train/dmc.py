@@ -26,7 +26,7 @@ import torch
 
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.decisions import Decisions, DecisionStore, mc_returns
-from bigtwo.train.networks import ActionScorer
+from bigtwo.train.networks import ActionScorer, gradient_step
 
 SNAPSHOT_MODE = "greedy"  # league snapshots play their best-scored play
 STORE_SLACK = 16  # decisions per seat carried beyond num_steps per slot (waiting for their return)
@@ -91,11 +91,7 @@ def update(
             )
             target = torch.as_tensor(returns[idx], device=device)
             loss = ((q.squeeze(1) - target) ** 2).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            if cfg.max_grad_norm > 0:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            optimizer.step()
+            gradient_step(optimizer, loss, net, cfg.max_grad_norm)
             losses.append(loss.item())
             q_means.append(q.mean().item())
 

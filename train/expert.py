@@ -59,7 +59,7 @@ from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.variant import Variant
 from bigtwo.train.advice import NO_ADVICE, make_adviser
 from bigtwo.train.config import TrainConfig
-from bigtwo.train.networks import ActionScorer, legal_mask, masked_log_softmax
+from bigtwo.train.networks import ActionScorer, gradient_step, legal_mask, masked_log_softmax
 from bigtwo.train.policy_agent import PolicyAgent, torch_threads
 from bigtwo.train.rollout import make_scorer
 
@@ -402,11 +402,7 @@ def learn(
             value = net.value(net.state_encoder(b["obs"]).detach()).squeeze(-1)
             value_loss = 0.5 * ((value - b["returns"]) ** 2).mean()
             loss = policy_loss + cfg.vf_coef * value_loss
-            optimizer.zero_grad()
-            loss.backward()
-            if cfg.max_grad_norm > 0:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            optimizer.step()
+            gradient_step(optimizer, loss, net, cfg.max_grad_norm)
             stats["loss"].append(loss.item())
             stats["value"].append(value_loss.item())
             stats["accuracy"].append((scores.argmax(1) == b["taught"]).float().mean().item())

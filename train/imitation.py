@@ -48,7 +48,7 @@ from bigtwo.env.rules.variant import Variant
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.decisions import Decisions, mc_returns
 from bigtwo.train.dmc import played_advice
-from bigtwo.train.networks import ActionScorer, legal_mask, masked_log_softmax
+from bigtwo.train.networks import ActionScorer, gradient_step, legal_mask, masked_log_softmax
 from bigtwo.train.rollout import RolloutWorker
 
 
@@ -150,11 +150,7 @@ def imitate(
                 value_loss = 0.5 * ((value - target) ** 2).mean()
                 loss = policy_loss + cfg.vf_coef * value_loss
                 accuracy = (scores.argmax(1) == pick).float().mean().item()
-            optimizer.zero_grad()
-            loss.backward()
-            if cfg.max_grad_norm > 0:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            optimizer.step()
+            gradient_step(optimizer, loss, net, cfg.max_grad_norm)
             stats["loss"].append(loss.item())
             stats["value"].append(value_loss.item())
             stats["accuracy"].append(accuracy)

@@ -140,6 +140,16 @@ def legal_mask(legal_counts: torch.Tensor, width: int) -> torch.Tensor:
     return torch.arange(width, device=legal_counts.device)[None, :] < legal_counts[:, None]
 
 
+def gradient_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, net: nn.Module, max_grad_norm: float) -> None:
+    """One optimizer step on ``loss``: zero the gradients, backpropagate, clip their global norm to
+    ``max_grad_norm`` (``0``: no clipping), step."""
+    optimizer.zero_grad()
+    loss.backward()
+    if max_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(net.parameters(), max_grad_norm)
+    optimizer.step()
+
+
 def masked_log_softmax(scores: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     """Log-probabilities over the legal slots (scores already hold -inf on padding)."""
     return torch.log_softmax(scores, dim=-1).masked_fill(~valid, 0.0)

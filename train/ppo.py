@@ -36,7 +36,7 @@ import torch
 
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.decisions import Decisions, DecisionStore, gae
-from bigtwo.train.networks import ActionScorer, legal_mask, masked_log_softmax
+from bigtwo.train.networks import ActionScorer, gradient_step, legal_mask, masked_log_softmax
 
 SNAPSHOT_MODE = "sample"  # league snapshots sample from their policy, as the learner does
 STORE_SLACK = 1  # decisions per seat carried beyond num_steps per slot
@@ -169,11 +169,7 @@ def update(
                 stats["hands"].append(h_loss.item())
                 stats["hands_accuracy"].append(h_acc)
 
-            optimizer.zero_grad()
-            loss.backward()
-            if cfg.max_grad_norm > 0:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            optimizer.step()
+            gradient_step(optimizer, loss, net, cfg.max_grad_norm)
             stats["policy"].append(pg_loss.item())
             stats["value"].append(v_loss.item())
             stats["entropy"].append(ent.item())
