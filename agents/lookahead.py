@@ -208,17 +208,17 @@ class LookaheadAgent(Agent):
                     jobs.append((int(g), seen, cands))
                     beliefs.append(None if held is None else held[i])
             if jobs:
-                for (row, _, cands), best in zip(jobs, self._search(jobs, beliefs), strict=True):
-                    out[row] = cands[best]
-                self.last_search = [s._replace(row=row) for (row, _, _), s in zip(jobs, self.last_search, strict=True)]
+                self.last_search = self._search(jobs, beliefs)
+                for found in self.last_search:
+                    out[found.row] = found.candidates[found.chosen]
                 self.stats["searched"] += len(jobs)
         self.stats["moves"] += len(counts)
         self.stats["seconds"] += time.perf_counter() - start
         return out
 
-    def _search(self, jobs: list[tuple[int, Seen, np.ndarray]], beliefs: list[np.ndarray | None]) -> list[int]:
-        """The chosen candidate's index for each job, all jobs' copies stepped together; each job's
-        guesses dealt following its belief (``None``: at random)."""
+    def _search(self, jobs: list[tuple[int, Seen, np.ndarray]], beliefs: list[np.ndarray | None]) -> list[Searched]:
+        """What the search found for each job (its row, candidates, means, z and the chosen one), all
+        jobs' copies stepped together; each job's guesses dealt following its belief (``None``: at random)."""
         S = self.samples
         P = self.variant.players
         sizes = [S * len(c) for _, _, c in jobs]
@@ -252,9 +252,9 @@ class LookaheadAgent(Agent):
         obs = eng.step_observe_rows(np.arange(total), first)  # the engine's spare rows (an older search's) sit out
         values = self._play_out(eng, total, obs)
         self.stats["copies"] += total
-        chosen = []
+        found = []
         at = 0
-        for _, _, cands in jobs:
+        for row, _, cands in jobs:
             C = len(cands)
             v = values[at : at + S * C].reshape(S, C)
             at += S * C
@@ -264,9 +264,8 @@ class LookaheadAgent(Agent):
             beats = z > self.trust
             best = int(np.argmax(np.where(beats, means, -np.inf))) if beats.any() else 0
             self.last_values = {int(a): float(m) for a, m in zip(cands, means, strict=True)}
-            self.last_search.append(Searched(-1, cands, means, z, best))
-            chosen.append(best)
-        return chosen
+            found.append(Searched(row, cands, means, z, best))
+        return found
 
     def _play_out(self, eng: Engine, total: int, obs: np.ndarray) -> np.ndarray:
         """Every seat plays the network in the first ``total`` copies until each copy's leaf (see the

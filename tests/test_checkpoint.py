@@ -212,9 +212,12 @@ def test_temporary_files_of_a_killed_write_are_removed(run_dir, capsys):
     snap_stale = run_dir / "league" / f".snapshot_000000001024.pt.tmp{dead_pid()}"
     snap_stale.parent.mkdir(exist_ok=True)
     snap_stale.write_bytes(b"x")
+    round_stale = run_dir / "expert" / f".round_001.decisions.npz.tmp{dead_pid()}"  # a round's decisions
+    round_stale.parent.mkdir(exist_ok=True)
+    round_stale.write_bytes(b"PK")
     run_training(tiny_training_config(run_dir.parent, total_timesteps=1024))
-    assert not stale.exists() and not snap_stale.exists()
-    assert "removed 2 temporary file(s) of interrupted writes" in capsys.readouterr().err
+    assert not stale.exists() and not snap_stale.exists() and not round_stale.exists()
+    assert "removed 3 temporary file(s) of interrupted writes" in capsys.readouterr().err
 
 
 def test_an_interrupted_write_leaves_no_temporary_file(run_dir, monkeypatch):

@@ -43,9 +43,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 import torch
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 FORMAT = "bigtwo-train/2"
 UNCHECKED_FORMATS = ("bigtwo-train/1",)  # written before checksums: loaded without that test
 _STEP_FILE = re.compile(r"^step_(\d+)\.pt$")
-_TEMP_FILE = re.compile(r"^\..+\.tmp(\d+)$")  # what atomic_save writes before its os.replace
+_TEMP_FILE = re.compile(r"^\..+\.tmp(\d+)$")  # what atomic_write writes before its os.replace
 RUN_ID_FILE = "run_id"  # in a run folder: the id its checkpoints carry under ``run``
 REJECTED = ".rejected"  # suffix of a checkpoint that a resume skipped (kept, never loaded again)
 POLICY_LAYOUT = {
@@ -175,17 +175,16 @@ def _feed(h: Any, obj: Any) -> None:
         h.update(f"R{len(text)}:".encode() + text)
 
 
-def atomic_save(payload: dict[str, Any], path: str | Path) -> Path:
-    """``torch.save`` ``payload`` with its ``checksum`` to ``path`` through a temporary file and
-    ``os.replace``; an interrupted write (an exception, Ctrl-C) removes the temporary file."""
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
+    """Call ``write`` on a temporary file beside ``path``, flush it to disk and ``os.replace`` it onto
+    ``path``, so a reader finds the old file or the whole new one; an interrupted write (an
+    exception, Ctrl-C) removes the temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    signed = {k: v for k, v in payload.items() if k != "checksum"}
-    signed["checksum"] = digest(signed)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
-            torch.save(signed, f)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -193,6 +192,14 @@ def atomic_save(payload: dict[str, Any], path: str | Path) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def atomic_save(payload: dict[str, Any], path: str | Path) -> Path:
+    """``torch.save`` ``payload`` with its ``checksum`` to ``path`` through a temporary file and
+    ``os.replace`` (``atomic_write``)."""
+    signed = {k: v for k, v in payload.items() if k != "checksum"}
+    signed["checksum"] = digest(signed)
+    return atomic_write(path, lambda f: torch.save(signed, f))
 
 
 def load(path: str | Path) -> dict[str, Any]:
@@ -293,10 +300,10 @@ def read_run_id(run_dir: str | Path) -> str | None:
 
 
 def clean_temporary(run_dir: str | Path) -> list[Path]:
-    """Remove the temporary files of writes that never finished (``atomic_save`` killed before its
+    """Remove the temporary files of writes that never finished (``atomic_write`` killed before its
     ``os.replace``) in the run's folders; those of a process still running are left. Returns them."""
     removed = []
-    for folder in (Path(run_dir), Path(run_dir) / "checkpoints", Path(run_dir) / "league"):
+    for folder in (Path(run_dir), *(Path(run_dir) / sub for sub in ("checkpoints", "league", "expert"))):
         if not folder.is_dir():
             continue
         for path in folder.iterdir():

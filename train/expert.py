@@ -40,8 +40,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
-import json
 import time
 import zipfile
 from collections.abc import Callable
@@ -57,6 +55,7 @@ from bigtwo.agents.registry import AGENT_SPECS, LOOKAHEAD, split_spec
 from bigtwo.arena.pool import map_in_workers, report_progress
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.variant import Variant
+from bigtwo.train import checkpoint as ckpt
 from bigtwo.train.advice import NO_ADVICE, make_adviser
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.networks import ActionScorer, gradient_step, legal_mask, masked_log_softmax
@@ -206,20 +205,8 @@ def search_decisions(
             if progress is not None:
                 progress(finished)
     keep = np.sort(np.asarray(done, np.int64))  # the decisions whose match ended, in play order
-    data = {
-        k: np.concatenate([_pad(x, width) for x in v]) if k == "legal" else np.concatenate(v) for k, v in rows.items()
-    }
-    return SearchDecisions(
-        obs=data["obs"][keep],
-        legal=data["legal"][keep],
-        counts=data["counts"][keep],
-        advised=data["advised"][keep],
-        pick=data["pick"][keep],
-        slots=data["slots"][keep],
-        means=data["means"][keep],
-        z=data["z"][keep],
-        returns=np.asarray(returns, np.float32)[keep],
-    )
+    data = {k: np.concatenate([_pad(x, width) for x in v] if k == "legal" else v)[keep] for k, v in rows.items()}
+    return SearchDecisions(**data, returns=np.asarray(returns, np.float32)[keep])
 
 
 @dataclasses.dataclass
@@ -280,25 +267,18 @@ def _play_part(part: Part, report: Callable[[int], object] = report_progress) ->
 
 
 def round_key(net: ActionScorer, cfg: TrainConfig, variant: Variant, seed: int) -> str:
-    """What a round's decisions follow from: the network searched (a hash of its weights), the search,
-    the seed, the count and the matches at once, the variant. Equal keys, equal decisions."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(net.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    said = {"expert": cfg.expert, "decisions": cfg.expert_decisions, "num_envs": cfg.num_envs, "seed": seed,
-            "workers": cfg.expert_workers,
-            "advice": cfg.advice, "variant": variant.name, "rules": repr(variant), "weights": digest.hexdigest()}  # fmt: skip
-    return json.dumps(said, sort_keys=True)
+    """What a round's decisions follow from, as one digest (``bigtwo.train.checkpoint.digest``): the
+    network searched (its weights), the search, the seed, the count, the matches at once, the
+    workers, the adviser and the variant's rules. Equal keys, equal decisions."""
+    return ckpt.digest(
+        {"expert": cfg.expert, "decisions": cfg.expert_decisions, "num_envs": cfg.num_envs, "seed": seed,
+         "workers": cfg.expert_workers, "advice": cfg.advice, "rules": repr(variant), "weights": net.state_dict()}
+    )  # fmt: skip
 
 
 def save_decisions(path: Path, data: SearchDecisions, key: str) -> None:
-    """Write ``data`` to ``path`` (compressed ``.npz``, written whole then renamed) with its ``key``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("wb") as out:
-        np.savez_compressed(out, key=np.array(key), **dataclasses.asdict(data))
-    partial.replace(path)
+    """Write ``data`` to ``path`` (compressed ``.npz``, whole or not at all: ``atomic_write``) with its ``key``."""
+    ckpt.atomic_write(path, lambda out: np.savez_compressed(out, key=np.array(key), **dataclasses.asdict(data)))
 
 
 def load_decisions(path: Path, key: str) -> SearchDecisions | None:
