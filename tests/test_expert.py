@@ -181,3 +181,43 @@ def test_a_round_played_by_two_workers_is_its_two_parts_played_here():
     for f in dataclasses.fields(SearchDecisions):
         joined = getattr(SearchDecisions.join(here), f.name)
         assert np.array_equal(getattr(both, f.name), joined, equal_nan=True), f.name
+
+
+def test_the_expert_search_deals_its_guesses_by_the_belief_it_names(tmp_path: Path):
+    from bigtwo.env.engine.observation import obs_size
+    from bigtwo.train.belief import BeliefNet, save_belief
+    from bigtwo.train.expert import expert_belief, play_round
+
+    belief = BeliefNet(obs_size(4), 4)
+    with torch.no_grad():  # every unseen card most likely with the next seat: guesses unlike a random deal
+        belief.out.bias.view(52, 3)[:, 0] = 5.0
+    path = save_belief(belief, VARIANT, {}, tmp_path / "b.pt")
+    plain = make_config(FIELDS)
+    dealt = make_config({**FIELDS, "expert": f"{FIELDS['expert']},belief={path}"})
+    assert expert_belief(plain.expert, VARIANT) is None and expert_belief(dealt.expert, VARIANT) == path
+    net = shipped()
+
+    class Bar:
+        def update(self, k: int) -> None:
+            pass
+
+    guessed = play_round(net, dealt, VARIANT, 0.1, seed=9, bar=Bar())
+    assert guessed.size >= 120
+    searched = guessed.slots[:, 0] >= 0
+    at_random = play_round(net, plain, VARIANT, 0.1, seed=9, bar=Bar())
+    # the first step's rows are the same positions (the same deals), searched on other guesses
+    same = (guessed.obs[:8] == at_random.obs[:8]).all(axis=1)
+    first = slice(0, int(np.argmin(same)) if not same.all() else 8)
+    assert first.stop >= 1 and searched[first].any()
+    assert not np.array_equal(guessed.means[first], at_random.means[first], equal_nan=True)
+    assert round_key(net, dealt, VARIANT, 9) != round_key(net, plain, VARIANT, 9)
+
+    hong_kong = load_variant("hong-kong")
+    other_rules = save_belief(BeliefNet(obs_size(4), 4), hong_kong, {}, tmp_path / "hk.pt")
+    for spec, said in [
+        (f"{FIELDS['expert']},belief={other_rules}", "field 'expert' has bad value .*rules"),
+        (f"{FIELDS['expert']},belief={tmp_path / 'none.pt'}", "field 'expert' has bad value .*does not exist"),
+        (f"{FIELDS['expert']},belief=shipped", "no belief is shipped for taiwan"),
+    ]:
+        with pytest.raises(ValueError, match=said):
+            expert_belief(spec, VARIANT)

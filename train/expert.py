@@ -4,7 +4,9 @@ With ``expert: lookahead:...`` and ``expert_rounds: N`` a run, before its self-p
 ``N`` rounds (AlphaZero's and ExIt's loop, with ``bigtwo.agents.lookahead`` as the expert):
 
 1. **Play.** The teacher is the ``expert`` search (a ``lookahead`` spec without ``network``:
-   ``lookahead:samples=48,trust=1``) searching with a copy of the network as trained so far. It
+   ``lookahead:samples=48,trust=1``) searching with a copy of the network as trained so far, its
+   guesses of the hidden hands dealt at random or by the belief its ``belief`` option names
+   (``expert_belief``: a file, or ``shipped``, the belief ``strong`` deals by). It
    plays every seat of ``num_envs`` matches at once (``search_decisions``) until
    ``expert_decisions`` decisions are finished, and each decision keeps what the search found
    (``LookaheadAgent.last_search``): the candidates, their mean values and paired z against the
@@ -50,13 +52,15 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from bigtwo.agents import pretrained
 from bigtwo.agents.lookahead import LookaheadAgent
-from bigtwo.agents.registry import AGENT_SPECS, LOOKAHEAD, split_spec
+from bigtwo.agents.registry import AGENT_SPECS, LOOKAHEAD, NO_BELIEF, split_spec
 from bigtwo.arena.pool import map_in_workers, report_progress
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.variant import Variant
 from bigtwo.train import checkpoint as ckpt
 from bigtwo.train.advice import NO_ADVICE, make_adviser
+from bigtwo.train.belief import load_belief
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.networks import ActionScorer, gradient_step, legal_mask, masked_log_softmax
 from bigtwo.train.policy_agent import PolicyAgent, torch_threads
@@ -93,6 +97,41 @@ def expert_options(spec: str) -> dict[str, Any]:
             f"network is searched); allowed: {searched}"
         )
     return checked
+
+
+SHIPPED_BELIEF = "shipped"  # expert: lookahead:...,belief=shipped: the variant's shipped belief, as strong deals
+
+
+def expert_belief(spec: str, variant: Variant) -> Path | None:
+    """The belief file the ``expert`` search deals its guesses by (its ``belief`` option): a file
+    written by ``bigtwo belief``, ``shipped`` for the one shipped for ``variant`` (the belief
+    ``strong`` deals by), or ``none`` (the default): at random among the unseen cards. ``ValueError``
+    naming the option for a file that does not load for ``variant``'s rules, or ``shipped`` where
+    none is shipped.
+
+    >>> from bigtwo.env import load_variant
+    >>> expert_belief("lookahead:samples=8", load_variant("taiwan")) is None
+    True
+    >>> expert_belief("lookahead:belief=shipped", load_variant("hong-kong", scoring="collect")).name
+    'hong-kong.pt'
+    """
+    given = expert_options(spec).get("belief")
+    if given is None or str(given).lower() == NO_BELIEF:
+        return None
+    if str(given).lower() == SHIPPED_BELIEF:
+        path = pretrained.belief_path(variant)
+        if path is None:
+            raise ValueError(
+                f"field 'expert' has bad value {spec!r}: no belief is shipped for {variant.name}; "
+                f"allowed: belief=FILE (written by bigtwo belief) or belief={NO_BELIEF}"
+            )
+        return path
+    path = Path(str(given)).expanduser()
+    try:
+        load_belief(path, variant)
+    except ValueError as exc:
+        raise ValueError(f"field 'expert' has bad value {spec!r}: {exc}") from None
+    return path
 
 
 Z_CAP = 30.0  # a paired z of guesses that all agree is infinite: kept finite for the softmax
@@ -219,6 +258,7 @@ class Part:
     scale: float
     seed: int
     decisions: int
+    belief: Path | None = None  # the file the search deals its guesses by (expert_belief)
 
 
 def part_seed(seed: int, part: int) -> int:
@@ -235,7 +275,8 @@ def play_round(
     workers = cfg.expert_workers
     weights = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
     share = -(-cfg.expert_decisions // workers)
-    parts = [Part(weights, cfg, variant, scale, part_seed(seed, w), share) for w in range(workers)]
+    belief = expert_belief(cfg.expert, variant)
+    parts = [Part(weights, cfg, variant, scale, part_seed(seed, w), share, belief) for w in range(workers)]
     if workers == 1:
         return _play_part(parts[0], bar.update)
     return SearchDecisions.join(map_in_workers(_play_part, parts, workers, bar))
@@ -249,7 +290,10 @@ def _play_part(part: Part, report: Callable[[int], object] = report_progress) ->
     policy = PolicyAgent(part.variant, net.eval(), seed=part.seed, device="cpu")
     policy.value_scale = part.scale
     policy.scores_threads = 1
-    teacher = LookaheadAgent(part.variant, policy, seed=part.seed, **expert_options(part.cfg.expert))
+    options = expert_options(part.cfg.expert)
+    options.pop("belief", None)
+    belief = None if part.belief is None else load_belief(part.belief, part.variant)
+    teacher = LookaheadAgent(part.variant, policy, seed=part.seed, belief=belief, **options)
     told = 0
 
     def advance(n: int) -> None:
@@ -269,11 +313,14 @@ def _play_part(part: Part, report: Callable[[int], object] = report_progress) ->
 def round_key(net: ActionScorer, cfg: TrainConfig, variant: Variant, seed: int) -> str:
     """What a round's decisions follow from, as one digest (``bigtwo.train.checkpoint.digest``): the
     network searched (its weights), the search, the seed, the count, the matches at once, the
-    workers, the adviser and the variant's rules. Equal keys, equal decisions."""
-    return ckpt.digest(
-        {"expert": cfg.expert, "decisions": cfg.expert_decisions, "num_envs": cfg.num_envs, "seed": seed,
-         "workers": cfg.expert_workers, "advice": cfg.advice, "rules": repr(variant), "weights": net.state_dict()}
-    )  # fmt: skip
+    workers, the adviser, the variant's rules and the belief the guesses follow (its weights).
+    Equal keys, equal decisions."""
+    fields = {"expert": cfg.expert, "decisions": cfg.expert_decisions, "num_envs": cfg.num_envs, "seed": seed,
+              "workers": cfg.expert_workers, "advice": cfg.advice, "rules": repr(variant), "weights": net.state_dict()}  # fmt: skip
+    belief = expert_belief(cfg.expert, variant)
+    if belief is not None:  # the belief's own weights: another file under the same name, other guesses
+        fields["belief"] = torch.load(belief, map_location="cpu", weights_only=True)
+    return ckpt.digest(fields)
 
 
 def save_decisions(path: Path, data: SearchDecisions, key: str) -> None:

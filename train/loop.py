@@ -98,9 +98,9 @@ def check_agents(cfg: TrainConfig, variant: Variant) -> None:
         + (["advice"] if cfg.advice else [])
     )
     if cfg.expert:
-        from bigtwo.train.expert import expert_options
+        from bigtwo.train.expert import expert_belief
 
-        expert_options(cfg.expert)
+        expert_belief(cfg.expert, variant)  # the search's options, and the belief file it names
     for name in fields:
         value = getattr(cfg, name)
         for agent in [value] if isinstance(value, str) else value:
