@@ -320,7 +320,8 @@ def test_normal_rooms_keep_moving_and_memory_stays_bounded_under_attack(tmp_path
             "strong):\n  " + "\n  ".join(lines)
         )
         for name, rate in figures.items():
-            assert rate >= KEEP * figures["alone"], (name, rate, figures)
+            keep = KEEP_ALL if name == "all at once" else KEEP
+            assert rate >= keep * figures["alone"], (name, rate, keep, figures)
         assert figures["alone"] > 20
         for name, turn in turns.items():
             assert turn < TURN_LIMIT, (name, turns)  # NaN (no turn in a phase) fails too
