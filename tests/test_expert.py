@@ -12,12 +12,14 @@ import torch
 
 from bigtwo.agents.lookahead import LookaheadAgent
 from bigtwo.agents.pretrained import weights_path
+from bigtwo.agents.registry import make_agent_from_spec
 from bigtwo.env import load_variant
 from bigtwo.train import checkpoint as ckpt
 from bigtwo.train import make_config
 from bigtwo.train.expert import (
     SearchDecisions,
     agreement,
+    departures,
     expert_round,
     learn,
     load_decisions,
@@ -110,6 +112,31 @@ def test_learn_moves_the_network_towards_what_it_is_taught(data):
     own = copy.copy(data)
     own.pick = trusted_picks(data, 100.0)
     assert agreement(net, own, torch.device("cpu")) > 0.97
+
+
+def test_any_agent_teaches_its_plays_and_departures_say_what_a_network_took_of_them():
+    def greedy_decisions(seed: int) -> SearchDecisions:
+        greedy = make_agent_from_spec("greedy", VARIANT, seed=seed)
+        return search_decisions(greedy, VARIANT, FIELDS["advice"], 0.1, seed=seed, decisions=120, num_envs=8)
+
+    data = greedy_decisions(3)
+    assert data.size >= 120 and (data.slots == -1).all()  # no search: no candidates
+    assert (trusted_picks(data, 1.0) == data.pick).all()  # what the network learns: the agent's plays
+    greedy = make_agent_from_spec("greedy", VARIANT, seed=3)
+    plays = greedy.act(data.obs, data.legal, data.counts)
+    assert (data.legal[np.arange(data.size), data.pick] == plays).all()
+    assert np.array_equal(greedy_decisions(3).pick, data.pick)  # same seed, same decisions
+    net = shipped()
+    alone = departures(net, net, data)
+    assert 0 < alone["departures"] < 1 and alone["reproduced"] == alone["changed"] == 0
+    learned = shipped()
+    cfg = make_config({**FIELDS, "expert_lr": 3e-3, "imitate_epochs": 30})
+    learn(learned, data, cfg, seed=1, device=torch.device("cpu"))
+    took = departures(net, learned, data)
+    assert took["departures"] == alone["departures"] and took["reproduced"] > 0.3  # greedy's plays, learned
+    assert took["changed"] < 0.05  # ... and its own, where greedy played them
+    other = departures(net, learned, greedy_decisions(4))  # decisions it did not learn
+    assert other["reproduced"] > 0.1 and other["changed"] < 0.5  # measured: 0.47 and 0.009 (a rule it can learn)
 
 
 def test_kept_decisions_load_only_under_their_own_key(tmp_path, data):

@@ -53,6 +53,7 @@ import torch
 from tqdm import tqdm
 
 from bigtwo.agents import pretrained
+from bigtwo.agents.base import Agent
 from bigtwo.agents.lookahead import LookaheadAgent
 from bigtwo.agents.registry import AGENT_SPECS, LOOKAHEAD, NO_BELIEF, split_spec
 from bigtwo.arena.pool import map_in_workers, report_progress
@@ -171,7 +172,7 @@ class SearchDecisions:
 
 
 def search_decisions(
-    teacher: LookaheadAgent,
+    teacher: Agent,
     variant: Variant,
     advice: str,
     scale: float,
@@ -183,10 +184,11 @@ def search_decisions(
     """At least ``decisions`` finished decisions of ``teacher`` playing every seat of ``num_envs``
     matches at once (``Engine`` seeded with ``seed``), each with what its search found
     (``LookaheadAgent.last_search``) and its return; ``progress(n)`` after each step that finished
-    decisions. Same seed, same decisions."""
+    decisions. Same seed, same decisions. Any other agent (``strong:search=rollouts``, a heuristic)
+    teaches its plays alone: its rows have no candidates, so ``learn`` teaches its ``pick``."""
     eng = Engine(variant, num_matches=num_envs, seed=seed, autoreset=True)
     adviser = make_adviser(advice, variant)
-    K = max(teacher.top_k, 1)
+    K = max(getattr(teacher, "top_k", 1), 1)
     rows: dict[str, list[np.ndarray]] = {
         k: [] for k in ("obs", "legal", "counts", "advised", "pick", "slots", "means", "z")
     }
@@ -206,7 +208,7 @@ def search_decisions(
             w = int(n[many].max())
             width = max(width, w)
             legal = np.where(np.arange(w)[None, :] < n[many, None], ids[many, :w], 0).astype(np.int64)
-            found = {s.row: s for s in teacher.last_search}
+            found = {s.row: s for s in getattr(teacher, "last_search", ())}
             slots = np.full((many.size, K), -1, np.int64)
             means = np.full((many.size, K), np.nan, np.float32)
             z = np.full((many.size, K), np.nan, np.float32)
@@ -507,3 +509,28 @@ def agreement(net: ActionScorer, data: SearchDecisions, device: torch.device, ba
         scores, _ = net(b["obs"], b["legal"], b["counts"], b["advised"])
         hits += int((scores.argmax(1) == b["pick"]).sum())
     return hits / max(data.size, 1)
+
+
+@torch.no_grad()
+def departures(before: ActionScorer, after: ActionScorer, data: SearchDecisions, batch: int = 4096) -> dict[str, float]:
+    """How a learned network ``after`` moved from the network ``before`` it on decisions ``data`` it
+    did not learn from (another seed's round): ``departures``, the share of rows whose teacher's
+    play is not ``before``'s best-scored play; ``reproduced``, the share of those where ``after``'s
+    best play is the teacher's; ``changed``, the share of the other rows where ``after`` left
+    ``before``'s play. A network that learned where the teacher departs reproduces much and changes
+    little; one that cannot tell those positions from its inputs changes many plays for the few
+    it reproduces (docs/results.md#distill-strong)."""
+    best = [np.empty(data.size, np.int64), np.empty(data.size, np.int64)]
+    for k, net in enumerate((before, after)):
+        net.eval()
+        device = next(net.parameters()).device
+        for start in range(0, data.size, batch):
+            idx = np.arange(start, min(start + batch, data.size))
+            b = _tensors(data, idx, device, net.advice_size > 0)
+            best[k][idx] = net(b["obs"], b["legal"], b["counts"], b["advised"])[0].argmax(1).cpu().numpy()
+    left = best[0] != data.pick
+    return {
+        "departures": float(left.mean()) if data.size else 0.0,
+        "reproduced": float((best[1][left] == data.pick[left]).mean()) if left.any() else 0.0,
+        "changed": float((best[1][~left] != best[0][~left]).mean()) if (~left).any() else 0.0,
+    }
