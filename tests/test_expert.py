@@ -14,6 +14,7 @@ from bigtwo.agents.lookahead import LookaheadAgent
 from bigtwo.agents.pretrained import weights_path
 from bigtwo.agents.registry import make_agent_from_spec
 from bigtwo.env import load_variant
+from bigtwo.env.engine.engine import Engine
 from bigtwo.train import checkpoint as ckpt
 from bigtwo.train import make_config
 from bigtwo.train.expert import (
@@ -232,11 +233,18 @@ def test_the_expert_search_deals_its_guesses_by_the_belief_it_names(tmp_path: Pa
     assert guessed.size >= 120
     searched = guessed.slots[:, 0] >= 0
     at_random = play_round(net, plain, VARIANT, 0.1, seed=9, bar=Bar())
-    # the first step's rows are the same positions (the same deals), searched on other guesses
-    same = (guessed.obs[:8] == at_random.obs[:8]).all(axis=1)
-    first = slice(0, int(np.argmin(same)) if not same.all() else 8)
-    assert first.stop >= 1 and searched[first].any()
-    assert not np.array_equal(guessed.means[first], at_random.means[first], equal_nan=True)
+    # the first step's positions (the same deals, searched from the same seeded state) on other
+    # guesses; a round keeps the decisions of the matches that ended, so find them by their position
+    openings = Engine(VARIANT, num_matches=FIELDS["num_envs"], seed=9, autoreset=True).observe()
+
+    def opening_rows(data: SearchDecisions) -> dict[bytes, int]:
+        rows = {o.tobytes(): i for i, o in enumerate(data.obs[: 4 * len(openings)]) if data.slots[i, 0] >= 0}
+        return {o.tobytes(): rows[o.tobytes()] for o in openings if o.tobytes() in rows}
+
+    in_guessed, in_random = opening_rows(guessed), opening_rows(at_random)
+    both = [(in_guessed[o], in_random[o]) for o in in_guessed if o in in_random]
+    assert both and searched.any()
+    assert any(not np.array_equal(guessed.means[i], at_random.means[j], equal_nan=True) for i, j in both)
     assert round_key(net, dealt, VARIANT, 9) != round_key(net, plain, VARIANT, 9)
 
     hong_kong = load_variant("hong-kong")
