@@ -499,19 +499,22 @@ def expert_round(
 
 
 @torch.no_grad()
-def agreement(net: ActionScorer, data: SearchDecisions, device: torch.device, batch: int = 4096) -> float:
-    """How often ``net``'s best-scored play is the search's in ``data``."""
+def best_plays(net: ActionScorer, data: SearchDecisions, device: torch.device, batch: int = 4096) -> np.ndarray:
+    """``net``'s best-scored slot in each row of ``data`` (scored on ``device``, ``batch`` rows at a time)."""
     net.eval()
-    hits = 0
+    best = np.empty(data.size, np.int64)
     for start in range(0, data.size, batch):
         idx = np.arange(start, min(start + batch, data.size))
         b = _tensors(data, idx, device, net.advice_size > 0)
-        scores, _ = net(b["obs"], b["legal"], b["counts"], b["advised"])
-        hits += int((scores.argmax(1) == b["pick"]).sum())
-    return hits / max(data.size, 1)
+        best[idx] = net(b["obs"], b["legal"], b["counts"], b["advised"])[0].argmax(1).cpu().numpy()
+    return best
 
 
-@torch.no_grad()
+def agreement(net: ActionScorer, data: SearchDecisions, device: torch.device, batch: int = 4096) -> float:
+    """How often ``net``'s best-scored play is the search's in ``data``."""
+    return float((best_plays(net, data, device, batch) == data.pick).sum()) / max(data.size, 1)
+
+
 def departures(before: ActionScorer, after: ActionScorer, data: SearchDecisions, batch: int = 4096) -> dict[str, float]:
     """How a learned network ``after`` moved from the network ``before`` it on decisions ``data`` it
     did not learn from (another seed's round): ``departures``, the share of rows whose teacher's
@@ -520,17 +523,10 @@ def departures(before: ActionScorer, after: ActionScorer, data: SearchDecisions,
     ``before``'s play. A network that learned where the teacher departs reproduces much and changes
     little; one that cannot tell those positions from its inputs changes many plays for the few
     it reproduces (docs/results.md#distill-strong)."""
-    best = [np.empty(data.size, np.int64), np.empty(data.size, np.int64)]
-    for k, net in enumerate((before, after)):
-        net.eval()
-        device = next(net.parameters()).device
-        for start in range(0, data.size, batch):
-            idx = np.arange(start, min(start + batch, data.size))
-            b = _tensors(data, idx, device, net.advice_size > 0)
-            best[k][idx] = net(b["obs"], b["legal"], b["counts"], b["advised"])[0].argmax(1).cpu().numpy()
-    left = best[0] != data.pick
+    old, new = (best_plays(net, data, next(net.parameters()).device, batch) for net in (before, after))
+    left = old != data.pick
     return {
         "departures": float(left.mean()) if data.size else 0.0,
-        "reproduced": float((best[1][left] == data.pick[left]).mean()) if left.any() else 0.0,
-        "changed": float((best[1][~left] != best[0][~left]).mean()) if (~left).any() else 0.0,
+        "reproduced": float((new[left] == data.pick[left]).mean()) if left.any() else 0.0,
+        "changed": float((new[~left] != old[~left]).mean()) if (~left).any() else 0.0,
     }
