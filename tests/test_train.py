@@ -1184,3 +1184,44 @@ def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(t
     assert np.isnan(agent.evaluate(eng.observe(), ids, counts)[1]).all()
     with pytest.raises(ValueError, match="no value head of the observation .*DMC.*plies=-1"):
         LookaheadAgent(eng.variant, agent, seed=0, samples=2, plies=0).act(eng.observe(), ids, counts)
+
+
+def test_the_best_response_recipe_fine_tunes_the_shipped_network_against_frozen_copies_of_itself(tmp_path):
+    """``bigtwo train --config best-response`` (here a few hundred steps): the run starts from the
+    variant's shipped network, with that file's network fields, and plays every match against 3
+    copies of the shipped network alone (``strong:simulations=0``), which never learn: the learner's
+    weights move, the opponents' file stays as shipped; same seed, same weights."""
+    from bigtwo.agents import pretrained
+
+    recipe = load_config("best-response", ["variant=hong-kong"])
+    assert recipe.init_from == "shipped" and recipe.imitate == "" and recipe.algo == "ppo"
+    assert (recipe.league_self, recipe.league_past, recipe.league_baselines) == (0.0, 0.0, 1.0)
+    assert recipe.baselines == ["strong:simulations=0"] and recipe.eval_opponents == ["strong:simulations=0"]
+    assert recipe.variant_settings == {"scoring": "collect"} and recipe.final_eval_deals >= 2000
+    assert load_config("best-response", ["variant=taiwan"]).advice == "heuristic:weights=cards"
+    shipped_file = pretrained.weights_path(load_variant("hong-kong", scoring="collect"))
+    shipped = weights(shipped_file)
+    short = [
+        f"runs_dir={tmp_path}",
+        "total_timesteps=256",
+        "num_envs=8",
+        "num_steps=16",
+        "minibatch_size=64",
+        "update_epochs=1",
+        "eval_every=0",
+        "final_eval_deals=0",
+        "progress=false",
+        "device=cpu",
+    ]
+    first = run_training(load_config("best-response", ["variant=hong-kong", "run_name=a", *short]))
+    again = run_training(load_config("best-response", ["variant=hong-kong", "run_name=b", *short]))
+    learned = weights(first.checkpoint)
+    assert learned.keys() == shipped.keys() and not same_weights(learned, shipped), "the learner moved"
+    assert same_weights(learned, weights(again.checkpoint)), "same seed, same run"
+    assert same_weights(weights(shipped_file), shipped), "the opponents' network is the shipped one, untouched"
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logged = EventAccumulator(str(first.run_dir))
+    logged.Reload()
+    assert "charts/payoff_vs_strong:simulations=0" in logged.Tags()["scalars"]  # every match met it
+    assert not any(tag.startswith("charts/payoff_vs_self") for tag in logged.Tags()["scalars"]), logged.Tags()
