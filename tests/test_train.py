@@ -916,8 +916,42 @@ def test_expert_and_init_from_refuse_what_cannot_work(tmp_path):
     ]:
         with pytest.raises(ValueError, match=said):
             run_training(tiny(tmp_path / "bad", expert=bad, expert_rounds=1))
-    with pytest.raises(ValueError, match="network differs from this run's.*hidden_size"):
+    with pytest.raises(ValueError, match=r"cannot start from: cannot grow: .*hidden_size: 128 there, 8 here \(allowed"):
         run_training(tiny(tmp_path / "other", init_from="shipped", hidden_size=8))
+
+
+def test_init_from_a_smaller_network_grows_it_and_plays_as_it_did(tmp_path, capsys):
+    """A run whose network is wider than ``init_from``'s (and has a critic, a hands head and a judge of
+    the hand left that the file lacks) starts as that network grown: on real positions its scores
+    are the file's, to float rounding, so its first plays are the file's; then it trains. What
+    cannot grow (fewer units, another layer count) is refused with what is allowed."""
+    from bigtwo import agents
+    from bigtwo.env.engine.engine import Engine
+
+    small = run_training(tiny(tmp_path / "small", total_timesteps=512))
+    capsys.readouterr()
+    grown_fields = dict(init_from=str(small.checkpoint), hidden_size=48, pair_size=24, hand_after=8, hands_coef=1.0)
+    grown = run_training(tiny(tmp_path / "grown", total_timesteps=0, **grown_fields))
+    said = capsys.readouterr()
+    assert (
+        "grown: hand_after 0 -> 8, hand_places 0 -> 3, hidden_size 32 -> 48, pair_size 16 -> 24" in said.out + said.err
+    )
+    before, after = (agents.make_agent(str(c), "taiwan", seed=0) for c in (small.checkpoint, grown.checkpoint))
+    eng = Engine("taiwan", num_matches=64, seed=5)
+    for _ in range(20):  # 64 matches, 20 plies: positions from the deal to the middle game
+        obs, (ids, counts) = eng.observe(), eng.legal_actions()
+        a, b = before.net.play_scores(obs, ids, counts), after.net.play_scores(obs, ids, counts)
+        legal = np.arange(ids.shape[1])[None, :] < counts[:, None]
+        assert np.allclose(a[legal], b[legal], atol=1e-5)
+        eng.step(before.act(obs, ids, counts))
+    trained = run_training(tiny(tmp_path / "trained", total_timesteps=512, **grown_fields))
+    assert not same_weights(weights(trained.checkpoint), weights(grown.checkpoint))
+    critic = run_training(
+        tiny(tmp_path / "critic", total_timesteps=512, init_from=str(small.checkpoint), critic="global")
+    )
+    assert "critic_size 0 -> " in capsys.readouterr().out and critic.global_step >= 512
+    with pytest.raises(ValueError, match=r"state_layers: 1 there, 3 here \(allowed: the same value\)"):
+        run_training(tiny(tmp_path / "deeper", init_from=str(small.checkpoint), state_layers=3))
 
 
 # ---------------------------------------------------------------- advice

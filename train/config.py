@@ -302,7 +302,9 @@ class TrainConfig:
         "",
         "'' (random weights), shipped, or a checkpoint / exported .pt file",
         "Start the network from these weights instead of random ones: ``shipped`` (the variant's shipped "
-        "network) or a file; its network fields (sizes, advice, critic) must be this run's.",
+        "network) or a file. Its network fields must be this run's, or smaller: a wider network here "
+        "(``hidden_size``, ``pair_size``, ``hand_after``) or one with parts the file lacks (``critic: global``, "
+        "``hands_coef``) starts as the file's, playing as it did (``bigtwo.train.grow``).",
     )
 
     # --- expert iteration (train/expert.py): the search teaches the network it searches with

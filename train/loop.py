@@ -63,6 +63,7 @@ from bigtwo.train.checkpoint import load_rng_state, rng_state
 from bigtwo.train.config import TrainConfig
 from bigtwo.train.decisions import Decisions
 from bigtwo.train.episodes import Episodes
+from bigtwo.train.grow import grow
 from bigtwo.train.policy_agent import PolicyAgent
 from bigtwo.train.rollout import Batch, LocalRollouts, RolloutSetup, RolloutsFactory, make_scorer, trainer_module
 from bigtwo.train.run import Run, final_report
@@ -189,8 +190,8 @@ class SelfPlay:
         )
 
     def init_weights(self) -> None:
-        """Start from ``cfg.init_from``'s weights (``shipped``: the variant's shipped network); ``ValueError``
-        when its network fields differ from the run's."""
+        """Start from ``cfg.init_from``'s weights (``shipped``: the variant's shipped network), grown where
+        the run's network is larger (``bigtwo.train.grow``); ``ValueError`` when it cannot start from them."""
         from bigtwo.agents import pretrained
         from bigtwo.train import checkpoint as ckpt
 
@@ -201,13 +202,12 @@ class SelfPlay:
                 f"field 'init_from' has bad value {source!r}: no such file; allowed: shipped or a .pt file"
             )
         payload = ckpt.load(path)
-        theirs, ours = dict(payload["model"]["kwargs"]), dict(self.net.kwargs)
-        differ = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
-        if differ:
-            said = "; ".join(f"{k}: {theirs.get(k)!r} there, {ours.get(k)!r} here" for k in differ)
-            raise ValueError(f"field 'init_from' names {path}, whose network differs from this run's ({said})")
-        self.net.load_state_dict(payload["model"]["state_dict"])
-        self.run.say(f"starting from the weights of {path} ({int(payload.get('global_step', 0)):,} steps)")
+        try:  # a larger network here starts as the file's, grown (bigtwo.train.grow)
+            grown = grow(payload["model"]["state_dict"], payload["model"]["kwargs"], self.net)
+        except ValueError as e:
+            raise ValueError(f"field 'init_from' names {path}, whose network this run's cannot start from: {e}") from e
+        how = f", grown: {grown}; it plays as the file did" if grown else ""
+        self.run.say(f"starting from the weights of {path} ({int(payload.get('global_step', 0)):,} steps{how})")
 
     def expert_rounds(self) -> None:
         """Expert iteration's rounds still to play (``bigtwo.train.expert``), each checkpointed; stops
