@@ -952,6 +952,8 @@ def test_init_from_a_smaller_network_grows_it_and_plays_as_it_did(tmp_path, caps
     assert "critic_size 0 -> " in capsys.readouterr().out and critic.global_step >= 512
     with pytest.raises(ValueError, match=r"state_layers: 1 there, 3 here \(allowed: the same value\)"):
         run_training(tiny(tmp_path / "deeper", init_from=str(small.checkpoint), state_layers=3))
+    with pytest.raises(ValueError, match=r"score_std: 0.01 there, 1.0 here \(allowed: the same value\)"):
+        run_training(tiny(tmp_path / "dmc", algo="dmc", init_from=str(small.checkpoint)))
 
 
 # ---------------------------------------------------------------- advice

@@ -15,8 +15,10 @@ the policy's scores are unchanged (net2net's function-preserving widening, Chen 
   last layer at 0; a new part they do not read (a critic, the hands head) keeps its initialisation.
 
 What cannot grow is refused: a smaller size, another ``state_layers`` / ``pair_layers`` count,
-other advice or another observation size. The source's value head is dropped when the run's critic
-is a network of its own (``critic: global``), which learns from its initialisation.
+other advice, another observation size or another trainer's output scale (``score_std``: a PPO
+network's logits are not DMC's values). The source's value head is dropped when the run's critic
+is a network of its own (``critic: global``: its layers are named apart), which learns from its
+initialisation.
 
 >>> import torch
 >>> from bigtwo.train.networks import ActionScorer, action_features
@@ -38,8 +40,8 @@ import torch
 
 from bigtwo.train.networks import ActionScorer
 
-GROWS = ("hidden_size", "pair_size", "hand_after", "critic_size", "hand_places")  # kwargs that may be larger here
-SAME = ("obs_size", "state_layers", "pair_layers", "advice")  # kwargs that must match
+# the kwargs that may be larger here; every other must match
+GROWS = ("hidden_size", "pair_size", "hand_after", "critic_size", "hand_places")
 
 
 def grow_plan(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
@@ -48,8 +50,8 @@ def grow_plan(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
     wrong, grown = [], []
     for key in sorted(set(theirs) | set(ours)):
         a, b = theirs.get(key, 0 if key in GROWS else None), ours.get(key, 0 if key in GROWS else None)
-        if key == "score_std" or a == b:
-            continue  # score_std shapes only a fresh initialisation
+        if a == b:
+            continue
         if key in GROWS and isinstance(a, int) and isinstance(b, int) and a < b:
             grown.append(f"{key} {a} -> {b}")
         else:
@@ -64,18 +66,15 @@ def grow(source: Mapping[str, torch.Tensor], source_kwargs: Mapping[str, Any], n
     """Load ``source`` (a state dict of a network with ``source_kwargs``) into the larger ``net`` so
     that its scores are unchanged (the module docstring); returns what grew (``grow_plan``)."""
     said = grow_plan(source_kwargs, net.kwargs)
-    critic_new = net.critic_size and not source_kwargs.get("critic_size")
     after_new = net.hand_after and not source_kwargs.get("hand_after")
     state = net.state_dict()
     with torch.no_grad():
         for name, mine in state.items():
-            if critic_new and name.startswith("value."):
-                continue  # the critic of its own learns from its initialisation
             theirs = source.get(name)
             if theirs is None:
                 if after_new and name.startswith("after.2."):
                     mine.zero_()  # the new judge of the hand left adds nothing to the scores at first
-                continue  # a part the scores do not read (the hands head) keeps its initialisation
+                continue  # a part the scores do not read (a critic of its own, the hands head) keeps its initialisation
             if theirs.dim() != mine.dim() or any(t > m for t, m in zip(theirs.shape, mine.shape, strict=True)):
                 raise ValueError(f"cannot grow {name}: {tuple(theirs.shape)} there, {tuple(mine.shape)} here")
             if theirs.dim() == 2:
