@@ -73,7 +73,7 @@ def api_blocks(package: str) -> str:
     """One ``::: module`` block per module of ``package`` (its ``__init__`` first, subpackages included)."""
     if package not in API_PACKAGES:
         raise ValueError(f"bigtwo:api {package!r}: allowed packages are {', '.join(API_PACKAGES)}")
-    folder = ROOT.joinpath(*package.split("."))  # bigtwo/env is the link to bigtwo_env/
+    folder = ROOT.joinpath(*package.split("."))
     modules = []
     for path in sorted(folder.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts

@@ -116,3 +116,49 @@ def test_no_module_is_imported_under_two_names() -> None:
     )
     assert not old, old
     assert len(by_file) > 90  # the walk reached the whole kit
+
+
+@pytest.mark.parametrize(
+    ("folder", "package"),
+    [
+        ("agents", "bigtwo.agents"),
+        ("arena", "bigtwo.arena"),
+        ("train", "bigtwo.train"),
+        ("configs", "bigtwo.configs"),
+        ("bigtwo_env", "bigtwo.env"),
+        ("bigtwo_web", "bigtwo.web"),
+    ],
+)
+def test_a_folder_imported_by_its_bare_name_from_the_root_fails_naming_the_bigtwo_import(
+    folder: str, package: str
+) -> None:
+    """From the repository root (a notebook or a script started there), ``import agents.registry`` would
+    load the files a second time beside ``bigtwo.agents.registry``: it fails at once instead."""
+    code = f"import {folder}" + (".registry" if folder == "agents" else "")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError:") and f"import {package} instead" in last, done.stderr[-2000:]
+    assert (ROOT / folder).resolve() == ROOT.joinpath(*package.split("."))  # the top-level link leads into bigtwo/
+
+
+def test_every_module_is_loaded_from_a_file_git_knows() -> None:
+    """Tracebacks, coverage and ``git blame`` name the same path: each module's ``__file__`` is the real
+    file under ``bigtwo/``, tracked by git (no link in the path), and the one repository root is the checkout."""
+    import bigtwo.agents.registry
+    import bigtwo.env.engine.jit
+    from bigtwo.layout import SOURCE_ROOT, is_checkout
+
+    assert SOURCE_ROOT == ROOT
+    for module in (bigtwo.agents.registry, bigtwo.env.engine.jit):
+        path = Path(module.__file__ or "")
+        assert path == path.resolve() and path.is_relative_to(ROOT / "bigtwo"), path
+    if not is_checkout():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", "bigtwo/agents/registry.py", "bigtwo/env/engine/jit.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert tracked.returncode == 0, tracked.stderr

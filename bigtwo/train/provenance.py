@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import bigtwo.env
-
-SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the checkout (or site-packages/bigtwo) this code runs from
+from bigtwo.layout import SOURCE_ROOT, is_checkout
 
 
 def now() -> str:
@@ -46,7 +45,7 @@ def now() -> str:
 
 def _git(*args: str) -> str | None:
     """``git ARGS`` in the source checkout, or ``None`` when that is no git checkout or git fails."""
-    if not (SOURCE_ROOT / ".git").exists():
+    if not is_checkout():
         return None
     try:
         out = subprocess.run(["git", "-C", str(SOURCE_ROOT), *args], capture_output=True, text=True, timeout=10)

@@ -60,6 +60,11 @@ action masking, played in a tournament).
 
 from __future__ import annotations
 
+from bigtwo.layout import second_name
+
+if __name__ != "bigtwo.train":  # ``import train`` from the repository root
+    raise second_name(__name__, "bigtwo.train")
+
 from typing import TYPE_CHECKING
 
 from bigtwo.env.lazy import lazy_attributes

@@ -16,3 +16,8 @@
 
 Needs the ``web`` extra: ``pip install 'bigtwo[web]'``.
 """
+
+from bigtwo.layout import second_name
+
+if __name__ != "bigtwo.web":  # ``import bigtwo_web`` from the repository root
+    raise second_name(__name__, "bigtwo.web")

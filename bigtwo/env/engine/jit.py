@@ -66,6 +66,8 @@ from typing import Any, Literal
 
 import numba
 
+from bigtwo.layout import SOURCE_ROOT
+
 KERNEL_GROUP = "bigtwo.kernels"  # the entry-point group declaring every module with compiled kernels
 CONSTANTS_GROUP = "bigtwo.kernel_constants"  # ... and upper-layer modules whose constants kernels compile in
 DISTRIBUTION = "bigtwo"  # the installed distribution whose metadata holds the group (a wheel install)
@@ -80,7 +82,7 @@ COMPILED_IN = (
 INLINE_CHOICES = ("never", "always")
 # fastmath=True: reassociate and contract float arithmetic, no sign of zero; never assume "no inf/NaN"
 FASTMATH = ("reassoc", "contract", "nsz")
-_ROOT = Path(__file__).parents[3]  # the folder holding the ``bigtwo`` package: a checkout, or site-packages
+_ROOT = SOURCE_ROOT  # the folder holding the ``bigtwo`` package: a checkout, or site-packages
 _KEYED = re.compile(r"bigtwo-[0-9a-f]{16}")
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 

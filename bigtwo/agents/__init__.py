@@ -27,6 +27,11 @@ GreedyAgent('taiwan')
 
 from __future__ import annotations
 
+from bigtwo.layout import second_name
+
+if __name__ != "bigtwo.agents":  # ``import agents`` from the repository root
+    raise second_name(__name__, "bigtwo.agents")
+
 from bigtwo.agents.base import Agent, RandomAgent
 from bigtwo.agents.greedy import GreedyAgent
 from bigtwo.agents.heuristic import HeuristicAgent

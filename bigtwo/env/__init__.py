@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from bigtwo.layout import second_name
+
+if __name__ != "bigtwo.env":  # ``import bigtwo_env`` from the repository root
+    raise second_name(__name__, "bigtwo.env")
+
 from typing import TYPE_CHECKING
 
 import gymnasium

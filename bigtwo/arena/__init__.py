@@ -25,6 +25,11 @@ trainers and the web table, which use it; the rules layer (``bigtwo.env``) knows
 
 from __future__ import annotations
 
+from bigtwo.layout import second_name
+
+if __name__ != "bigtwo.arena":  # ``import arena`` from the repository root
+    raise second_name(__name__, "bigtwo.arena")
+
 from bigtwo.arena.results import AgentStats, TournamentResult
 from bigtwo.arena.stats import mean_ci, table_margins
 from bigtwo.arena.tournament import entry_names, run_tournament
