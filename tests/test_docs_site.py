@@ -17,6 +17,7 @@ import subprocess
 import sys
 from html import unescape
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,10 +120,16 @@ def test_the_rules_page_is_rules_md(site: Path) -> None:
         assert heading.replace("`", "") in text, heading
 
 
-def test_every_docs_marker_is_known_and_an_unknown_one_fails() -> None:
+def _hooks() -> Any:
+    """docs/hooks.py, loaded as MkDocs loads it (from its file: ``docs`` is no package)."""
     spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)  # type: ignore[union-attr]
+    return hooks
+
+
+def test_every_docs_marker_is_known_and_an_unknown_one_fails() -> None:
+    hooks = _hooks()
     with pytest.raises(
         ValueError, match="unknown docs marker '<!-- bigtwo:observations -->'; allowed: bigtwo:observation"
     ):
@@ -132,6 +139,18 @@ def test_every_docs_marker_is_known_and_an_unknown_one_fails() -> None:
     pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
     for marker in ("observation", "actions", "train-fields", "api bigtwo.env", "api bigtwo.train"):
         assert f"<!-- bigtwo:{marker} -->" in pages
+
+
+def test_the_fields_table_lists_exactly_each_choice_fields_choices() -> None:
+    """The training page's table (``bigtwo:train-fields``) gives each choice field's values, as its
+    ``Choice`` declares them, and nothing else in the allowed column."""
+    from bigtwo.train.config import CHOICES
+
+    hooks = _hooks()
+    rows = {row.split(" | ")[0].strip("| `"): row for row in hooks.train_fields().splitlines()[2:]}
+    assert CHOICES and set(CHOICES) <= set(rows)
+    for name, choice in CHOICES.items():
+        assert rows[name].endswith(f" | {', '.join(choice.values)} |"), rows[name]
 
 
 def test_readme_links_resolve_and_the_extras_table_names_every_extra() -> None:

@@ -178,7 +178,7 @@ def test_a_round_that_finds_its_decisions_learns_from_them_without_playing(tmp_p
 
 
 def test_expert_fields_refuse_what_they_do_not_know():
-    with pytest.raises(ValueError, match="'expert_target' has bad value 'visits'; allowed: play or search"):
+    with pytest.raises(ValueError, match="'expert_target' has bad value 'visits'; allowed: play, search$"):
         make_config({**FIELDS, "expert_target": "visits"})
     with pytest.raises(ValueError, match="'expert_tau' has bad value 0"):
         make_config({**FIELDS, "expert_tau": 0})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import shutil
 import signal
 import subprocess
@@ -159,6 +160,45 @@ def test_overrides_are_checked():
         load_config("default", ["epsilon=2"])
     with pytest.raises(ValueError, match="expects FIELD=VALUE"):
         load_config("default", ["lr"])
+
+
+def test_a_choice_field_takes_its_choices_and_refuses_another_value_naming_them(capsys):
+    """A text field with a fixed set of values declares them once, a ``Choice`` in its ``setting``: the
+    check, its error ("allowed: ppo, dmc") and what ``bigtwo train --fields`` says it allows come from it,
+    and its description names each choice."""
+    from bigtwo.cli import main
+    from bigtwo.train.config import CHOICES, allowed_values
+
+    assert set(CHOICES) == {"algo", "precision", "critic", "expert_target"}
+    assert main(["train", "--fields"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    for name, choice in CHOICES.items():
+        listed = ", ".join(choice.values)
+        assert FIELDS[name].default in choice.values, name
+        assert [getattr(make_config({name: value}), name) for value in choice.values] == list(choice.values)
+        with pytest.raises(ValueError, match=rf"--set: field '{name}' has bad value 'nosuch'; allowed: {listed}$"):
+            load_config("default", [f"{name}=nosuch"])
+        with pytest.raises(ValueError, match=rf"field '{name}' has bad value 3; allowed: text$"):
+            make_config({name: 3})
+        assert allowed_values(name) == listed and lines[name].endswith(f"Allowed: {listed}."), name
+        assert all(f"``{value}``" in field_docs()[name] for value in choice.values), f"{name}'s description"
+
+
+@pytest.mark.parametrize(
+    ("name", "good", "bad"),
+    [
+        ("device", ["auto", "cpu", "cuda", "cuda:12"], ["gpu", "cuda:", "cuda:1234", "CPU"]),
+        ("run_name", ["", "hk1", "a.b", "..."], ["a/b", ".", "..", "/"]),
+    ],
+)
+def test_a_patterned_text_field_takes_what_its_words_say(name, good, bad):
+    from bigtwo.train.config import allowed_values
+
+    assert [getattr(make_config({name: value}), name) for value in good] == good
+    for value in bad:
+        with pytest.raises(ValueError, match=rf"field '{name}' has bad value '{re.escape(value)}'; allowed: "):
+            make_config({name: value})
+    assert allowed_values(name) in ("auto, cpu, cuda or cuda:N", "a folder name without '/'")
 
 
 @pytest.mark.parametrize(

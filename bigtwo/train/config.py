@@ -1,4 +1,4 @@
-"""Training configuration: one dataclass, read from ``configs/train/*.yaml``, overridable field by field.
+"""Training configuration: one dataclass, read from ``bigtwo/configs/train/*.yaml``, overridable field by field.
 
 Every hyperparameter of both trainers (PPO and Deep Monte-Carlo), the league, checkpoints and
 evaluation is a field of ``TrainConfig`` below, declared in one place (``setting``): its default,
@@ -13,10 +13,14 @@ command line, one scheme:
 ``--set FIELD=VALUE`` parses ``VALUE`` as YAML, then checks it like a file's value. An unknown
 field, or a value of the wrong type or out of range, raises ``ValueError`` naming the field and
 what is allowed (for an unknown field: every allowed field). Every numeric field has a range
-(``LIMITS``; ``bigtwo train --fields`` shows each one), wide enough for any real run and narrow
-enough that a typo (``lr=1e30``) or a request no machine meets (``hidden_size=100000``) is refused
-before anything starts; one rollout (``num_envs * num_steps``) is at most ``MAX_ROLLOUT`` steps.
-Whether the device exists here is checked when the run starts (``bigtwo.train.run.resolve_device``).
+(a ``Limit``; ``LIMITS``), wide enough for any real run and narrow enough that a typo
+(``lr=1e30``) or a request no machine meets (``hidden_size=100000``) is refused before anything
+starts; one rollout (``num_envs * num_steps``) is at most ``MAX_ROLLOUT`` steps. A text field with
+a fixed set of values declares them (a ``Choice``; ``CHOICES``), one with a shape a ``Pattern``
+(``device``, ``run_name``). The check, its error (``allowed: ppo, dmc``) and what
+``bigtwo train --fields`` and the docs' fields table say a field allows all come from that one
+declaration (``allowed_values``). Whether the device exists here is checked when the run starts
+(``bigtwo.train.run.resolve_device``).
 
 >>> cfg = load_config("default", ["lr=1e-4", "num_envs=128"])
 >>> cfg.lr, cfg.num_envs
@@ -76,11 +80,48 @@ class Limit:
         return f"a number in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}]"
 
 
-def setting(default: Any, allows: Limit | str | None, doc: str) -> Any:
-    """One ``TrainConfig`` field: its ``default``, what it ``allows`` (a numeric field's ``Limit``,
-    or the allowed values in words; ``None``: what its type allows) and its one-line ``doc``, kept
-    together (``bigtwo train --fields`` prints all three). A list or mapping default is copied for
-    each config."""
+@dataclass(frozen=True)
+class Choice:
+    """The values a text field allows, a fixed few: ``Choice(("ppo", "dmc"))``.
+
+    >>> Choice(ALGOS).holds("dmc"), Choice(ALGOS).holds("a2c"), Choice(ALGOS).text()
+    (True, False, 'ppo, dmc')
+    """
+
+    values: tuple[str, ...]
+
+    def holds(self, value: str) -> bool:
+        return value in self.values
+
+    def text(self) -> str:
+        return ", ".join(self.values)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """The text a field allows when its values are too many to list: a regular expression (matched
+    from the start; anchor its end) and the same in ``words``.
+
+    >>> DEVICE.holds("cuda:1"), DEVICE.holds("gpu"), DEVICE.text()
+    (True, False, 'auto, cpu, cuda or cuda:N')
+    """
+
+    regex: str
+    words: str
+
+    def holds(self, value: str) -> bool:
+        return re.match(self.regex, value) is not None
+
+    def text(self) -> str:
+        return self.words
+
+
+def setting(default: Any, allows: Limit | Choice | Pattern | str | None, doc: str) -> Any:
+    """One ``TrainConfig`` field: its ``default``, what it ``allows`` and its one-line ``doc``, kept
+    together (``bigtwo train --fields`` prints all three). ``allows`` is a numeric field's ``Limit``,
+    a text field's ``Choice`` or ``Pattern`` (each checked by ``make_config``, and each says its own
+    error and docs text), words for values checked when the run starts (agent specs, files), or
+    ``None``: what its type allows. A list or mapping default is copied for each config."""
     meta = {"allows": allows, "doc": doc}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
@@ -91,17 +132,20 @@ def setting(default: Any, allows: Limit | str | None, doc: str) -> Any:
 # it is a typo (lr=1e30) or asks for more than a machine has (hidden_size=100000, torch_threads=100000).
 BIG = 10**13  # environment steps: far more than any run
 WEIGHT = Limit(0, 1e6)  # league weights and other non-negative factors
+DEVICE = Pattern(r"^(auto|cpu|cuda|cuda:\d{1,3})$", "auto, cpu, cuda or cuda:N")
+# a name, not a path: no '/', and neither '.' nor '..' (the folder itself, or the one above it)
+FOLDER_NAME = Pattern(r"^(?!\.\.?\Z)[^/]*\Z", "a folder name without '/'")
 
 
 @dataclass
 class TrainConfig:
     """Every setting of a training run, each with its default, range and description; the shipped
-    configs (``configs/train/*.yaml``) hold only what differs from these defaults."""
+    configs (``bigtwo/configs/train/*.yaml``) hold only what differs from these defaults."""
 
     # --- the run
     algo: str = setting(
         "ppo",
-        ", ".join(ALGOS),
+        Choice(ALGOS),
         "Trainer: ``ppo`` (policy gradient, self-play) or ``dmc`` (Deep Monte-Carlo, DouZero style).",
     )
     variant: str = setting(
@@ -123,13 +167,13 @@ class TrainConfig:
     )
     run_name: str = setting(
         "",
-        "a folder name without '/'",
+        FOLDER_NAME,
         "Run folder name under ``runs_dir``; empty: ``variant__algo__seed__time``. An existing run resumes.",
     )
     runs_dir: str = setting("runs", None, "Folder that holds the run folders.")
     device: str = setting(
         "auto",
-        "auto, cpu, cuda or cuda:N",
+        DEVICE,
         "Torch device: ``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda``, ``cuda:1``...",
     )
     # 1, not 2: on 2 shared cores a second torch thread is 1.5x faster when the machine is idle but up
@@ -173,10 +217,10 @@ class TrainConfig:
         "alternate. Same seed, same run either way.",
     )
     # float32 by default: on this project's CPU (AVX-512 BF16) bfloat16 trains the default network no
-    # faster, the strong config's 256-wide one 1.21x (docs/performance.md, "Precision")
+    # faster, the strong config's 256-wide one 1.21x (docs/performance.md, "Training")
     precision: str = setting(
         "float32",
-        ", ".join(PRECISIONS),
+        Choice(PRECISIONS),
         "Arithmetic of the network's passes while training (acting and update): ``float32``; ``bfloat16`` "
         "(torch.autocast: the matmuls in bfloat16, the weights, optimizer and losses float32; fast on CPUs "
         "with AVX-512 BF16 or AMX and on GPUs with bf16, slower than float32 elsewhere); ``auto``: bfloat16 "
@@ -188,7 +232,7 @@ class TrainConfig:
         "Payoffs are multiplied by this for training; 0 = auto (1 / the largest loss of one game).",
     )
 
-    # --- the network (train/networks.py)
+    # --- the network (bigtwo.train.networks)
     # small is enough here: 256 x 2 with a 2-layer scorer learned no better in the same time.
     hidden_size: int = setting(128, Limit(1, 4_096), "Width of the state encoder's layers.")
     state_layers: int = setting(2, Limit(1, 16), "Layers of the state encoder (an MLP over the observation).")
@@ -197,7 +241,7 @@ class TrainConfig:
     # PerfectDou's lever: a critic that sees every hand while the policy sees only its seat's view
     critic: str = setting(
         "observation",
-        ", ".join(CRITICS),
+        Choice(CRITICS),
         "What PPO's value reads: ``observation`` (the seat's own view, through the policy's encoder) or "
         "``global`` (a separate critic network on the privileged ``global_state``, every hand; training "
         "only: the policy still sees only its observation, and plays without it).",
@@ -256,7 +300,7 @@ class TrainConfig:
     )
     dmc_epochs: int = setting(1, Limit(1, 100), "DMC: passes over each batch of finished decisions.")
 
-    # --- the league (train/league.py)
+    # --- the league (bigtwo.train.league)
     # pure self-play: adding past snapshots and baselines (0.6/0.2/0.2) did not help in 9 minutes.
     league_self: float = setting(
         1.0, WEIGHT, "Weight of matches where every seat is the current policy (all seats train)."
@@ -272,21 +316,21 @@ class TrainConfig:
     baselines: list = setting(
         ["random", "greedy"],
         None,
-        "Baseline agent names (``agents.make_agent``) for the league; one is drawn uniformly per match.",
+        "Baseline agent names (``bigtwo.agents.make_agent``) for the league; one is drawn uniformly per match.",
     )
     snapshot_every: int = setting(
         1_000_000, Limit(1, BIG), "Add a snapshot of the policy to the league every this many environment steps."
     )
     max_snapshots: int = setting(8, Limit(0, 1_000), "Past snapshots kept in the league (the most recent ones).")
 
-    # --- advice (train/advice.py): a hand-written agent's choice as one more input per legal play
+    # --- advice (bigtwo.train.advice): a hand-written agent's choice as one more input per legal play
     advice: str = setting(
         "",
         "an agent spec, e.g. heuristic:weights=cards, or '' (none)",
         "The network sees which legal play this agent would make (one input per play); '' = none.",
     )
 
-    # --- warm start (train/imitation.py): the network learns an agent's plays before self-play
+    # --- warm start (bigtwo.train.imitation): the network learns an agent's plays before self-play
     imitate: str = setting(
         "",
         "an agent spec, e.g. heuristic:weights=cards, or '' (none)",
@@ -307,7 +351,7 @@ class TrainConfig:
         "``hands_coef``) starts as the file's, playing as it did (``bigtwo.train.grow``).",
     )
 
-    # --- expert iteration (train/expert.py): the search teaches the network it searches with
+    # --- expert iteration (bigtwo.train.expert): the search teaches the network it searches with
     expert: str = setting(
         "",
         "a lookahead spec without network, e.g. lookahead:samples=16,trust=1, or '' (none)",
@@ -329,7 +373,7 @@ class TrainConfig:
     )
     expert_target: str = setting(
         "play",
-        "play or search",
+        Choice(EXPERT_TARGETS),
         "Expert iteration: what the policy learns. ``play``: one play (cross-entropy), the search's best "
         "candidate among those that beat the favourite by more than ``expert_trust`` paired standard errors "
         "(the favourite when none does); ``search``: the network's own probabilities, with the mass of the "
@@ -411,8 +455,11 @@ LIMITS: dict[str, Limit] = {
     n: f.metadata["allows"] for n, f in FIELDS.items() if isinstance(f.metadata["allows"], Limit)
 }
 """Every numeric field's range (from its ``setting``)."""
+CHOICES: dict[str, Choice] = {
+    n: f.metadata["allows"] for n, f in FIELDS.items() if isinstance(f.metadata["allows"], Choice)
+}
+"""Every text field with a fixed set of values, and its values (from its ``setting``)."""
 MAX_ROLLOUT = 1_048_576  # num_envs * num_steps: the decisions (and observations) one rollout holds
-DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d{1,3})$")
 
 
 def defaults() -> dict[str, Any]:
@@ -441,6 +488,8 @@ def allowed_values(name: str) -> str:
     hint, allows = _HINTS[name], FIELDS[name].metadata["allows"]
     if isinstance(allows, Limit):
         return allows.text(integer=hint is int)
+    if isinstance(allows, (Choice, Pattern)):
+        return allows.text()
     if allows:
         return allows
     return {bool: "true or false", str: "text", list: "a list of agent names, e.g. [random, greedy]"}.get(hint, "")
@@ -486,17 +535,8 @@ def _check(source: str, name: str, value: Any) -> Any:
     if hint is str:
         if not isinstance(value, str):
             raise fail("text")
-        if name == "algo" and value not in ALGOS:
-            raise fail()
-        if name == "precision" and value not in PRECISIONS:
-            raise fail()
-        if name == "critic" and value not in CRITICS:
-            raise fail()
-        if name == "expert_target" and value not in EXPERT_TARGETS:
-            raise fail()
-        if name == "device" and not DEVICE.match(value):
-            raise fail()
-        if name == "run_name" and ("/" in value or value in (".", "..")):
+        allows = FIELDS[name].metadata["allows"]
+        if isinstance(allows, (Choice, Pattern)) and not allows.holds(value):
             raise fail()
         return value
     if hint is list:
@@ -517,7 +557,7 @@ def _check(source: str, name: str, value: Any) -> Any:
 
 
 def config_dir() -> Path:
-    """Folder of the shipped training configs (``configs/train``, installed as ``bigtwo.configs``)."""
+    """Folder of the shipped training configs: ``bigtwo/configs/train``, in the installed package too."""
     return Path(str(resources.files("bigtwo.configs") / "train"))
 
 
