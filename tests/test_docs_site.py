@@ -11,6 +11,7 @@ any built page is cut off: long lines wrap, and a text diagram scrolls with a vi
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 import subprocess
@@ -151,6 +152,18 @@ def test_the_fields_table_lists_exactly_each_choice_fields_choices() -> None:
     assert CHOICES and set(CHOICES) <= set(rows)
     for name, choice in CHOICES.items():
         assert rows[name].endswith(f" | {', '.join(choice.values)} |"), rows[name]
+
+
+@pytest.mark.parametrize("package", ["bigtwo.train", "bigtwo.arena"])
+def test_a_packages_module_table_names_its_modules(package: str) -> None:
+    """The ``| module | job |`` table of the package's docstring names each of its modules and
+    sub-packages once, and nothing that is not one (a module moved away leaves no row behind)."""
+    folder = ROOT.joinpath(*package.split("."))
+    modules = {p.stem for p in folder.glob("*.py") if not p.name.startswith("_")}
+    modules |= {p.parent.name for p in folder.glob("*/__init__.py")}
+    doc = importlib.import_module(package).__doc__ or ""
+    rows = re.findall(r"^\| ``(\w+)`` \|", doc, flags=re.M)
+    assert sorted(rows) == sorted(modules), set(rows) ^ modules
 
 
 def test_readme_links_resolve_and_the_extras_table_names_every_extra() -> None:

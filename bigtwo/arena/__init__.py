@@ -13,9 +13,14 @@
 | ``ladder`` | every shipped agent rated on a variant, as a Markdown table (``bigtwo ladder``) |
 | ``move_time`` | how long an agent thinks per move (``bigtwo move-time``) |
 | ``evaluate`` | a trained agent against baseline opponents, one seat vs copies (the trainers' evaluation) |
-| ``cli`` | the ``bigtwo tournament``, ``bigtwo ladder`` and ``bigtwo move-time`` subcommands |
+| ``tune`` | the heuristic's weights tuned for a variant and its scoring on duplicate deals (``bigtwo tune``) |
+| ``plots`` | pictures of a ladder's ratings and a tournament's payoffs, with their intervals (``--plot``) |
+| ``replay`` | a game record stepped through in the terminal (``bigtwo replay``) |
 
-The arena sits above the agents (it builds them by name with ``agents.make_agent``) and below the
+The ``bigtwo tournament``, ``bigtwo ladder``, ``bigtwo move-time`` and ``bigtwo tune`` subcommands are
+``bigtwo.cli.arena``, ``bigtwo replay`` is ``bigtwo.cli.replay``.
+
+The arena sits above the agents (it builds them by name with ``bigtwo.agents.make_agent``) and below the
 trainers and the web table, which use it; the rules layer (``bigtwo.env``) knows nothing of it.
 
 >>> result = run_tournament("taiwan", ["greedy", "random"], deals=2, seed=0, workers=1, progress=False, players=2)

@@ -1,4 +1,4 @@
-"""train: self-play trainers for Big Two (PPO and Deep Monte-Carlo), with a league, checkpoints
+"""``bigtwo.train``: self-play trainers for Big Two (PPO and Deep Monte-Carlo), with a league, checkpoints
 and duplicate-tournament evaluation. Needs the ``train`` extra (torch, tensorboard); importing
 this package itself imports no torch: the training API below is loaded on first use.
 
@@ -9,7 +9,7 @@ this package itself imports no torch: the training API below is loaded on first 
     bigtwo train --config dmc --set num_envs=256   another config, fields overridden
     bigtwo train --resume runs/<run_name>          continue a run from its newest checkpoint
     bigtwo train --ray local                       the same config with rollout actors on Ray (the ray extra)
-    bigtwo train --fields                          every config field, its default and description
+    bigtwo train --fields                          every config field, its default, description and allowed values
     tensorboard --logdir runs                      watch the runs
 
 | module | job |
@@ -23,14 +23,23 @@ this package itself imports no torch: the training API below is loaded on first 
 | ``ppo`` | PPO self-play: how it picks plays (``Acting``), its targets (GAE) and its update, top to bottom |
 | ``dmc`` | Deep Monte-Carlo self-play (DouZero style): its picks, Monte-Carlo targets and regression |
 | ``league`` | opponents per match slot: the current policy, past snapshots, baseline agents |
+| ``advice`` | a hand-written agent's choice as one more input per legal play (``advice``) |
+| ``imitation`` | the warm start: before self-play the network learns a teacher agent's plays (``imitate``) |
+| ``expert`` | expert iteration: a search, searching with the network, teaches it round after round (``expert``) |
+| ``grow`` | a bigger network started from a smaller one's weights, playing as it did (``init_from``) |
+| ``pair_scores`` | the scorer's pair layer in one pass (the fused CPU kernel): every legal play's score |
+| ``belief`` | a learned belief over the hidden hands, for the searches' deals (``bigtwo belief``) |
 | ``run`` | the run folder, TensorBoard, progress bar, periodic and final evaluation |
 | ``episodes`` | episode bookkeeping: the learner's game results per league opponent, game lengths |
+| ``pace`` | what a run without a time limit says of how long it takes |
 | ``provenance`` | what each checkpoint records of its making: command, seed, steps, training time, code version |
 | ``export`` | a finished run's checkpoint as a policy-only file for the shipped ``strong`` agent (``python -m bigtwo.train.export``) |
 | ``checkpoint`` | checkpoint layout and resume state (env, RNGs, which config changes resume allows), atomic writes, ``weights_only`` loading verified by checksum and layout, the newest intact checkpoint of a run |
-| ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (the ``.pt`` loader ``agents.make_agent`` finds by entry point) |
+| ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (the ``.pt`` loader ``bigtwo.agents.make_agent`` finds by entry point) |
 | ``signals`` | SIGTERM and SIGINT end a run with a final checkpoint (exit status 128 + the signal) |
-| ``cli`` | the ``bigtwo train`` subcommand |
+| ``bench`` | the training figure of ``bigtwo bench --train``: how fast a config trains here |
+
+The ``bigtwo train`` subcommand is ``bigtwo.cli.train``.
 
 TensorBoard scalars: ``losses/policy``, ``losses/value``, ``losses/entropy``, ``losses/approx_kl``,
 ``losses/clipfrac``, ``losses/explained_variance`` (PPO; DMC logs ``losses/value`` and
@@ -51,7 +60,7 @@ Measured on this project's machine (2 CPU cores shared with other jobs, no GPU, 
 | PPO throughput, strong config (256x2 encoder, 128 scorer, 1,024 envs, 2 threads, heuristic in the league) | 29,270 env steps/s over a 91-minute run |
 | legal plays only vs a dense ~19,900-wide head, batch 1024 | see ``bigtwo.train.networks`` (``python -m benchmarks.dense_head``) |
 
-See ``configs/train/default.yaml`` and ``configs/train/strong.yaml`` for the measured runs and their evaluations.
+See ``bigtwo/configs/train/default.yaml`` and ``bigtwo/configs/train/strong.yaml`` for the measured runs and their evaluations.
 Outside the package, run from the repository: ``python -m benchmarks.ray_bench`` (training env-steps/s
 locally and on 1 and 2 Ray actors), ``python -m benchmarks.dense_head`` (the legal-plays-only network
 against a dense head) and ``python -m examples.rllib_example`` (RLlib's PPO on the PettingZoo env with
@@ -74,7 +83,7 @@ if TYPE_CHECKING:
     from bigtwo.train.loop import RunResult, run_training
     from bigtwo.train.policy_agent import PolicyAgent, load_policy_agent
 
-# The training API, loaded on first use so that ``import train`` (and ``bigtwo`` start-up) imports no torch.
+# The training API, loaded on first use so that ``import bigtwo.train`` (and ``bigtwo`` start-up) imports no torch.
 _LAZY = {
     "TrainConfig": ".config",
     "config_names": ".config",
