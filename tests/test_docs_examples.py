@@ -28,13 +28,33 @@ def _readme_and_docs() -> str:
     return "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
 
 
-def test_readme_and_docs_tournament_examples_parse_and_search_has_a_budget():
+def _made_variant(text: str, variant: str, folder: Path) -> str:
+    """A variant file the docs write first (``$ bigtwo variants NAME ... --yaml > FILE``), written the same way
+    into ``folder``: its path there."""
+    made = re.search(rf"\$ (bigtwo variants [^\n>]*--yaml) > {re.escape(variant)}", text)
+    assert made, f"{variant}: no such file, and no `bigtwo variants ... --yaml > {variant}` line writes it first"
+    import contextlib
+    import io
+
+    from bigtwo.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(shlex.split(made.group(1))[1:]) == 0
+    path = folder / Path(variant).name
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return str(path)
+
+
+def test_readme_and_docs_tournament_examples_parse_and_search_has_a_budget(tmp_path):
     text = _readme_and_docs()
     examples = _console_commands(text, "tournament")
     assert len(examples) >= 4
     parser = build_parser()
     for argv in examples:
         args = parser.parse_args(argv)
+        if args.variant.endswith(".yaml") and not Path(args.variant).exists():
+            args.variant = _made_variant(text, args.variant, tmp_path)
         for spec in parse_agent_list(args.agents):
             if "<" in spec and spec.endswith(".pt"):
                 # a checkpoint (or an expert round's network, kept in expert/) the example's own

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tarfile
 import time
@@ -80,6 +81,18 @@ def test_the_installed_wheel_plays_strong_and_makes_the_gymnasium_env(fresh_venv
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["where"].startswith(str(fresh_venv)), "imported the checkout instead of the wheel"
     assert out["play"]
+
+
+def test_the_installed_wheel_writes_a_house_rule_from_a_variant(fresh_venv: Path, tmp_path: Path) -> None:
+    """The docs' house-rule example works without a checkout: a variant printed as YAML, edited by --rule, loads."""
+    bigtwo = str(fresh_venv / "bin" / "bigtwo")
+    args = ["variants", "japan", "--rule", "pair_chain=true", "--rule", "name=japan-chains", "--yaml"]
+    written = _run(fresh_venv, [bigtwo, *args], tmp_path)
+    assert written.returncode == 0, written.stderr[-3000:]
+    (tmp_path / "japan-chains.yaml").write_text(written.stdout, encoding="utf-8")
+    shown = _run(fresh_venv, [bigtwo, "variants", "japan-chains.yaml"], tmp_path)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    assert shown.stdout.startswith("japan-chains") and re.search(r"pair_chain\s+True", shown.stdout)
 
 
 def test_the_installed_wheel_trains_a_tiny_run(fresh_venv: Path, tmp_path: Path) -> None:

@@ -223,10 +223,19 @@ class Agent:
         >>> GreedyAgent(game.variant).choose(game)  # the seat holding 3C opens with it
         ['3C']
         """
-        return game.cards_of(self.choose_action(game))
+        action = self.choose_action(game)  # checks that game is a Game first
+        return game.cards_of(action)
 
     def choose_action(self, game: Game) -> int:
         """``choose``'s play as the variant's action id (``game.cards_of(id)`` gives its cards)."""
+        from bigtwo.env.envs.game import Game
+
+        if not isinstance(game, Game):
+            raise TypeError(
+                f"choose takes a Game (bigtwo.env.Game), got {type(game).__name__}: for a position you describe by "
+                "what one seat knows, use bigtwo.env.Position.parse(...).game(); for observations and legal ids, "
+                "use agent.act(obs, legal_ids, legal_counts) (one row per match)"
+            )
         if game.is_over:
             raise ValueError("the match is over: no seat is to act (start another with game.reset())")
         if action_table(game.variant) is not self.table or game.variant.players != self.variant.players:

@@ -5,6 +5,7 @@
     bigtwo tournament ...        duplicate-deal tournaments between agents
     bigtwo ladder ...            every shipped agent rated on a variant, as a Markdown table
     bigtwo play ...              play a game in the terminal against agents
+    bigtwo suggest ...           an agent's play in a position you describe (your hand, the table, ...)
     bigtwo replay FILE           step through a game record (a tournament's --records, a web export)
     bigtwo train ...             self-play training (needs the ``train`` extra: torch)
     bigtwo belief ...            learn who holds the unseen cards, for the lookahead's guesses (torch)
@@ -32,6 +33,7 @@ from bigtwo.cli.bench import register as register_bench
 from bigtwo.cli.play import register as register_agent_commands
 from bigtwo.cli.replay import register as register_replay
 from bigtwo.cli.serve import register as register_web
+from bigtwo.cli.suggest import register as register_suggest
 from bigtwo.cli.train import register as register_train
 from bigtwo.cli.variants import register as register_variants
 from bigtwo.env import __version__
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_bench(sub)
     register_arena_commands(sub)
     register_agent_commands(sub)
+    register_suggest(sub)
     register_replay(sub)
     register_train(sub)
     register_belief(sub)

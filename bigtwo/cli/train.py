@@ -118,6 +118,20 @@ def with_rules(cfg: TrainConfig, args: argparse.Namespace, sources: dict[str, st
     return make_config({"variant_settings": {**cfg.variant_settings, **rules}}, base=cfg, source="--rule")
 
 
+def check_as_the_run_would(cfg: TrainConfig) -> None:
+    """What a run checks as it starts, for ``--show``: the variant (its name and ``variant_settings``) and, where
+    torch is installed, the device (``cuda`` on a machine without CUDA). ``ValueError`` naming what is allowed."""
+    from importlib.util import find_spec
+
+    from bigtwo.env.rules.variant import load_variant
+
+    load_variant(cfg.variant, **cfg.variant_settings)
+    if find_spec("torch") is not None:
+        from bigtwo.train.run import resolve_device
+
+        resolve_device(cfg.device)
+
+
 def show_config(cfg: TrainConfig, sources: dict[str, str]) -> str:
     """Every field of ``cfg`` with its value and where it came from, one a line (``bigtwo train --show``)."""
     values = cfg.to_dict()
@@ -165,6 +179,7 @@ def _train(args: argparse.Namespace) -> int:
     else:  # checked before torch is needed
         cfg = with_rules(load_config(args.config or "default", args.overrides, sources=sources), args, sources)
     if args.show:
+        check_as_the_run_would(cfg)
         print(show_config(cfg, sources))
         return 0
     _need_torch()

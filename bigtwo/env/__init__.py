@@ -24,11 +24,13 @@ if TYPE_CHECKING:
     from bigtwo.env.engine.engine import Engine
     from bigtwo.env.envs.aec import env, raw_env
     from bigtwo.env.envs.game import Game
+    from bigtwo.env.envs.position import Position
     from bigtwo.env.envs.vector import VectorEnv
 
 # Loaded on first use, so that importing the package does not compile the engine or load PettingZoo.
 _LAZY = {
     "Game": ".envs.game",
+    "Position": ".envs.position",
     "env": ".envs.aec",
     "raw_env": ".envs.aec",
     "Engine": ".engine.engine",
@@ -50,6 +52,7 @@ __all__ = [
     "Combo",
     "Engine",
     "Game",
+    "Position",
     "Variant",
     "VectorEnv",
     "action_table",

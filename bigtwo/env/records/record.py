@@ -112,13 +112,30 @@ def game_to_record(game: Game, seats: list[str] | None = None, info: dict[str, A
     return record
 
 
+NOT_A_RECORD = (
+    "a game record is JSON, a .json file of one record or a .jsonl file of one record a line, as "
+    "`bigtwo tournament --records FILE.jsonl`, `Game.to_record` and the web table's export write them"
+)
+
+
+def _yaml_hint(path: Path) -> str:
+    """A pointer for a YAML file given where a record is expected (a variant or a training config)."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return ""
+    return (
+        "; a YAML file is a rule variant (bigtwo play --variant FILE) or a training config (bigtwo train --config FILE)"
+    )
+
+
 def read_record(path: str | Path) -> dict[str, Any]:
     """The record in the JSON file ``path``; ``ValueError`` naming the file if it is no JSON object."""
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read game record {str(p)!r}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{str(p)!r} is no game record: {NOT_A_RECORD}{_yaml_hint(p)} (JSON: {exc})") from None
     if not isinstance(data, dict):
         raise ValueError(f"game record {str(p)!r} must hold a JSON object, got {type(data).__name__}")
     return data
@@ -166,7 +183,11 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
                     continue
                 try:
                     yield check_record(json.loads(line))
-                except (json.JSONDecodeError, ValueError) as exc:
+                except json.JSONDecodeError as exc:
+                    raise ValueError(
+                        f"{str(p)!r} line {index + 1} is no game record: {NOT_A_RECORD} (JSON: {exc})"
+                    ) from None
+                except ValueError as exc:
                     raise ValueError(f"{str(p)!r} line {index + 1} (record {index}): {exc}") from None
         except UnicodeDecodeError as exc:
             raise ValueError(f"cannot read game records {str(p)!r}: {exc}") from None
