@@ -151,17 +151,17 @@ class Position:
             seats_played[by] |= set(on_table)
         held = set(own)
         seen = set(own)
-        for seat, cards in enumerate(seats_played):
-            clash = cards & held
+        for seat, taken in enumerate(seats_played):
+            clash = taken & held
             if clash:
                 raise ValueError(
                     f"{' '.join(card_texts(sorted(clash)))}: in your hand and played by seat {seat}: a card is in one place"
                 )
             for other in range(seat):
-                both = cards & seats_played[other]
+                both = taken & seats_played[other]
                 if both:
                     raise ValueError(f"{' '.join(card_texts(sorted(both)))}: played by seats {other} and {seat}")
-            seen |= cards
+            seen |= taken
         counts = [len(own)] + [cpp - len(seats_played[k]) for k in range(1, players)]
         for k, n in (left or {}).items():
             seat = _seat(k, players, "left")
