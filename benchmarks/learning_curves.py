@@ -4,8 +4,10 @@ Each run's periodic evaluations (``eval/<opponent>/mean_payoff`` and ``opponent_
 1 trained seat vs 3 copies of the opponent on duplicate deals) give the trained seat's lead over
 the opponents' mean at each evaluation step; the picture has one line per run, over environment
 steps and over the minutes the run has trained (warm start included; a run resumed in several
-sittings counts only its sittings: a stretch of over ``PAUSE_MINUTES`` with no event logged is a
-pause between them)::
+sittings counts only its sittings). A run logs the wall-clock and CPU minutes it has trained beside
+each evaluation (``time/wall_minutes``, ``time/cpu_minutes``); for logs from before those scalars the
+minutes are read off the events' times, where a stretch of over ``PAUSE_MINUTES`` with no event
+logged is a pause between sittings. ``--by cpu`` draws CPU minutes (every core counted) instead::
 
     python -m benchmarks.learning_curves runs/e1 runs/e3 --label e1="league only" \\
         --label e3="advice + imitation + league" --opponent heuristic:weights=cards --out curves.png
@@ -33,10 +35,9 @@ def training_minutes(wall_times: np.ndarray, at: np.ndarray, pause: float = PAUS
     return active[np.searchsorted(times, np.asarray(at, float))]
 
 
-def lead_curve(run_dir: str | Path, opponent: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(steps, minutes trained, lead)`` of the run's evaluations against ``opponent`` (minutes as
-    ``training_minutes`` counts them: the sittings of a resumed run only); ``ValueError`` when the
-    run has none."""
+def lead_curve(run_dir: str | Path, opponent: str, by: str = "wall") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(steps, minutes trained, lead)`` of the run's evaluations against ``opponent``: wall-clock minutes
+    (``by="wall"``) or CPU minutes (``"cpu"``) of the run's sittings; ``ValueError`` when the run has none."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
@@ -48,13 +49,20 @@ def lead_curve(run_dir: str | Path, opponent: str) -> tuple[np.ndarray, np.ndarr
     theirs = acc.Scalars(f"eval/{opponent}/opponent_mean_payoff")
     logged = np.concatenate([[e.wall_time for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]])
     steps = np.array([e.step for e in ours], float)
-    minutes = training_minutes(logged, [e.wall_time for e in ours])
+    clock = {"wall": "time/wall_minutes", "cpu": "time/cpu_minutes"}[by]
+    if clock in acc.Tags()["scalars"]:  # logged by the run itself beside each evaluation
+        at_step = {e.step: e.value for e in acc.Scalars(clock)}
+        minutes = np.array([at_step.get(e.step, np.nan) for e in ours])
+    elif by == "cpu":
+        raise ValueError(f"{run_dir}: no CPU minutes logged (runs log {clock!r} beside each evaluation)")
+    else:
+        minutes = training_minutes(logged, [e.wall_time for e in ours])
     lead = np.array([a.value - b.value for a, b in zip(ours, theirs, strict=True)])
     last = np.append(steps[1:] != steps[:-1], True)  # at the final step, the final evaluation (more deals)
     return steps[last], minutes[last], lead[last]
 
 
-def curves_figure(runs: list[str | Path], opponent: str, labels: dict[str, str] | None = None):
+def curves_figure(runs: list[str | Path], opponent: str, labels: dict[str, str] | None = None, by: str = "wall"):
     """The picture: one line per run of its lead over ``opponent``, by environment steps (left) and
     by wall-clock minutes (right)."""
     import matplotlib
@@ -65,7 +73,7 @@ def curves_figure(runs: list[str | Path], opponent: str, labels: dict[str, str] 
     labels = labels or {}
     fig, (by_step, by_time) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for run in runs:
-        steps, minutes, lead = lead_curve(run, opponent)
+        steps, minutes, lead = lead_curve(run, opponent, by)
         name = labels.get(Path(run).name, Path(run).name)
         by_step.plot(steps / 1e6, lead, marker="o", label=name)
         by_time.plot(minutes, lead, marker="o", label=name)
@@ -73,7 +81,8 @@ def curves_figure(runs: list[str | Path], opponent: str, labels: dict[str, str] 
         ax.axhline(0, color="grey", lw=0.8)
         ax.grid(alpha=0.3)
     by_step.set_xlabel("environment steps (millions)")
-    by_time.set_xlabel("minutes trained (warm start included; pauses between sittings left out)")
+    clock = "wall-clock" if by == "wall" else "CPU (every core)"
+    by_time.set_xlabel(f"{clock} minutes trained (warm start included; sittings only)")
     by_step.set_ylabel(f"payoff lead over 3 x {opponent}")
     by_step.legend(fontsize=8)
     fig.suptitle(f"the trained seat's lead over {opponent} (periodic evaluations)")
@@ -98,11 +107,14 @@ def main(argv: list[str] | None = None) -> None:
         "--label", action="append", type=_label, default=[], metavar="RUN=TEXT", help="a run's legend text"
     )
     parser.add_argument("--out", required=True, help="picture file (.png, .svg, .pdf)")
+    parser.add_argument(
+        "--by", choices=("wall", "cpu"), default="wall", help="the time axis: wall-clock or CPU minutes"
+    )
     args = parser.parse_args(argv)
     if Path(args.out).suffix.lower() not in FORMATS:
         parser.error(f"--out {args.out!r}: the file must end in {', '.join(FORMATS)}")
     try:
-        fig = curves_figure(args.runs, args.opponent, dict(args.label))
+        fig = curves_figure(args.runs, args.opponent, dict(args.label), args.by)
     except ValueError as err:
         parser.exit(2, f"learning_curves: {err}\n")
     print(f"wrote {save_figure(fig, args.out)}")

@@ -78,3 +78,24 @@ def test_the_command_writes_the_picture_and_names_bad_input(run_dir, tmp_path, c
     with pytest.raises(SystemExit):
         main([str(run_dir), "--opponent", "random", "--out", str(tmp_path / "curves.bmp")])
     assert "the file must end in .png" in capsys.readouterr().err
+
+
+def test_each_evaluation_logs_the_wall_and_cpu_minutes_trained(run_dir):
+    """Time to strength is the figure: beside each evaluation the run logs how long it has trained, by the
+    clock and in CPU time (every thread and worker process), and the checkpoint's provenance keeps both."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from bigtwo.train import checkpoint as ckpt
+
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    evaluated = sorted({e.step for e in acc.Scalars("eval/random/mean_payoff")})
+    for tag in ("time/wall_minutes", "time/cpu_minutes"):
+        logged = {e.step: e.value for e in acc.Scalars(tag)}
+        assert sorted(logged) == evaluated
+        values = [logged[s] for s in evaluated]
+        assert values[0] > 0 and np.all(np.diff(values) >= 0), values
+    steps, cpu_minutes, _ = lead_curve(run_dir, "random", by="cpu")
+    assert list(steps) == evaluated and np.all(cpu_minutes > 0)
+    made = ckpt.load(ckpt.latest_checkpoint(run_dir))["provenance"]
+    assert made["train_cpu_seconds"] > 0 and made["train_seconds"] > 0

@@ -346,8 +346,10 @@ class SelfPlay:
         if self.global_step >= self.next_eval and signals.requested() is None:
             evals = run.evaluate(self.agent(), self.global_step, cfg.eval_deals)
             if evals:
+                trained = run.last_time
                 run.say(
-                    f"step {self.global_step:,}: "
+                    f"step {self.global_step:,} ({trained['time/wall_minutes']:.1f} min, "
+                    f"{trained['time/cpu_minutes']:.1f} CPU min): "
                     + ", ".join(
                         f"vs {k} {e.mean_payoff:+.2f} (them {e.opponent_mean_payoff:+.2f}, margin "
                         f"{e.margin:+.2f} [{e.margin_ci_low:+.2f}, {e.margin_ci_high:+.2f}])"

@@ -8,6 +8,7 @@ Every checkpoint a run writes (``bigtwo.train.checkpoint``) carries a ``provenan
 | ``algo``, ``seed`` | the trainer and the run's seed |
 | ``steps`` | environment steps trained when the checkpoint was written |
 | ``train_seconds`` | wall time of the run's sessions up to then (all sessions of a resumed run together) |
+| ``train_cpu_seconds`` | CPU time of those sessions: the training process's threads and its worker processes (``cpu_seconds``), absent in files from before it was kept |
 | ``sessions`` | one entry per session (the first, then each resume), oldest first: ``code_version()`` plus ``command`` (the process's command line: its program's file name, then its arguments) and ``started`` (UTC, ISO 8601) |
 | ``exported`` | added by ``bigtwo.train.export``: ``source`` (the checkpoint it came from), ``time``, and the exporting code's version |
 
@@ -21,6 +22,8 @@ not run from a git checkout, e.g. an installed wheel.
 (7, 4096, 12.5, 1)
 >>> at(start("ppo", 7, p), steps=8192, seconds=10.0)["train_seconds"]  # a resumed run adds its sessions
 22.5
+>>> at(start("ppo", 7, at(p, 4096, 12.5, cpu=20.0)), 8192, 10.0, cpu=15.0)["train_cpu_seconds"]
+35.0
 
 ``bigtwo.agents.pretrained.describe_provenance`` turns the dict into lines for people.
 """
@@ -88,10 +91,24 @@ def start(algo: str, seed: int, previous: dict[str, Any] | None) -> dict[str, An
         "seed": int(seed),
         "steps": int(before.get("steps", 0)),
         "train_seconds": float(before.get("train_seconds") or 0.0),
+        "train_cpu_seconds": float(before.get("train_cpu_seconds") or 0.0),
         "sessions": sessions,
     }
 
 
-def at(session: dict[str, Any], steps: int, seconds: float) -> dict[str, Any]:
-    """``session``'s provenance for a checkpoint after ``steps`` environment steps, ``seconds`` into this session."""
-    return {**session, "steps": int(steps), "train_seconds": round(session["train_seconds"] + float(seconds), 3)}
+def at(session: dict[str, Any], steps: int, seconds: float, cpu: float | None = None) -> dict[str, Any]:
+    """``session``'s provenance for a checkpoint after ``steps`` environment steps, ``seconds`` (and ``cpu``
+    seconds of CPU time, when given) into this session."""
+    made = {**session, "steps": int(steps), "train_seconds": round(session["train_seconds"] + float(seconds), 3)}
+    if cpu is not None:
+        made["train_cpu_seconds"] = round(session.get("train_cpu_seconds", 0.0) + float(cpu), 3)
+    return made
+
+
+def cpu_seconds() -> float:
+    """CPU time used so far by this process (every thread) and the worker processes it has waited for
+    (an evaluation's or a rollout's pool), user and system together."""
+    import os
+
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system

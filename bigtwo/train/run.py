@@ -116,8 +116,10 @@ class Run:
         # on resume, TensorBoard drops what the interrupted run logged after its checkpoint
         self.writer = SummaryWriter(str(self.dir), purge_step=None if resume_step is None else resume_step + 1)
         self.started = time.time()
+        self.cpu_started = provenance.cpu_seconds()
         self.bar: tqdm | None = None
         self.last_evals: dict[str, Evaluation] = {}
+        self.last_time: dict[str, float] = {}  # time_trained at the last evaluation
 
     def _resumable(self, run_id: str | None) -> tuple[Path | None, dict[str, Any] | None]:
         """The newest intact checkpoint of this run (of id ``run_id``, ``None``: a folder without
@@ -182,6 +184,18 @@ class Run:
         else:
             print(text, file=sys.stderr, flush=True)
 
+    def made(self, step: int) -> dict[str, Any]:
+        """The run's provenance at ``step``: this session's wall and CPU time added to the sittings before it."""
+        return provenance.at(
+            self.provenance, step, time.time() - self.started, cpu=provenance.cpu_seconds() - self.cpu_started
+        )
+
+    def time_trained(self, step: int) -> dict[str, float]:
+        """``time/wall_minutes`` and ``time/cpu_minutes`` the run has trained up to now, every sitting counted
+        (logged beside each evaluation: the learning curve by time, ``benchmarks/learning_curves``)."""
+        made = self.made(step)
+        return {"time/wall_minutes": made["train_seconds"] / 60, "time/cpu_minutes": made["train_cpu_seconds"] / 60}
+
     def out_of_time(self) -> bool:
         """Whether ``time_limit_minutes`` has passed in this process."""
         limit = self.cfg.time_limit_minutes
@@ -192,7 +206,7 @@ class Run:
     def payload(self, algo: str, net: ActionScorer, step: int, update: int) -> dict[str, Any]:
         """The policy part of a checkpoint (also what league snapshots hold): ``ckpt.policy_payload``,
         with the provenance of the run so far."""
-        made = provenance.at(self.provenance, step, time.time() - self.started)
+        made = self.made(step)
         payload = ckpt.policy_payload(algo, self.variant, self.cfg, net, step, update, provenance=made)
         payload["run"] = {"name": self.name, "id": self.run_id}
         return payload
@@ -244,6 +258,8 @@ class Run:
         """Duplicate tournaments against ``eval_opponents``; logged under ``eval/<opponent>/``."""
         if deals <= 0 or not self.cfg.eval_opponents:
             return {}
+        self.last_time = self.time_trained(step)  # the time trained to this evaluation's network, not after it
+        self.log(self.last_time, step)
         t0 = time.time()
         evals = evaluate(agent, self.variant, self.cfg.eval_opponents, deals, seed=self.cfg.seed + 10_000 + seed_offset)
         for name, e in evals.items():

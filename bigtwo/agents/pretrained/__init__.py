@@ -209,6 +209,9 @@ def describe_provenance(provenance: dict[str, Any] | None) -> list[str]:
     p = provenance
     seconds = p.get("train_seconds")
     took = "" if not seconds else f" in {seconds:.1f} s" if seconds < 60 else f" in {seconds / 60:.1f} min"
+    cpu = p.get("train_cpu_seconds")
+    if seconds and cpu:
+        took += f" ({cpu / 60:.1f} CPU min)"
     lines = [f"{p.get('algo', '?')}, seed {p.get('seed', '?')}, {int(p.get('steps', 0)):,} env steps{took}"]
     for i, session in enumerate(p.get("sessions", [])):
         lines.append(f"{'trained by' if i == 0 else 'resumed by'}: {session.get('command')}  ({_code(session)})")
