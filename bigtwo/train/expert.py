@@ -522,7 +522,7 @@ def departures(before: ActionScorer, after: ActionScorer, data: SearchDecisions,
     best play is the teacher's; ``changed``, the share of the other rows where ``after`` left
     ``before``'s play. A network that learned where the teacher departs reproduces much and changes
     little; one that cannot tell those positions from its inputs changes many plays for the few
-    it reproduces (docs/results.md#distill-strong)."""
+    it reproduces (docs/experiments.md#distill-strong)."""
     old, new = (best_plays(net, data, next(net.parameters()).device, batch) for net in (before, after))
     left = old != data.pick
     return {

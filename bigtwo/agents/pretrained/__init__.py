@@ -21,7 +21,7 @@ comes from a policy-only weight file in this folder, one per variant, named afte
 ``strong:network=scratch`` plays the network trained from scratch for the variant (``scratch/<variant
 name>.pt`` here: no advice and no imitation; hong-kong and taiwan by DMC in an exploiter league,
 ``configs/train/scratch-dmc.yaml``, japan-chains by ``configs/train/scratch.yaml``;
-docs/results.md#dmc-targets-met), where one is shipped. ``strong:network=PATH`` searches on top of another network (a run's
+docs/results.md#scratch-networks), where one is shipped. ``strong:network=PATH`` searches on top of another network (a run's
 checkpoint or an exported file, trained on the variant's rules) instead of the shipped one, so two
 networks' ``strong`` can meet at one table.
 The files:
