@@ -65,6 +65,7 @@ from bigtwo.env.rules.variant import Variant, load_variant
 CARD_VERSION = 1
 DEFAULT_DEALS = 800  # the network alone's default card: about 12 minutes on 2 cores
 DEFAULT_SEED = 0
+CHUNK_DEALS = 50  # deals per batched engine: part of what the seed reproduces; 200 deals keep 2 workers busy
 MOVE_MATCHES = 12  # matches timed one at a time (3 per seat at 4 players)
 BOOTSTRAP = 200  # resamples of the deals for each Elo difference's SE
 PARTS = "parts"
@@ -199,9 +200,10 @@ def benchmark(
         "variant": var.to_dict(),
         "deals": int(deals),
         "seed": int(seed),
+        "chunk_deals": CHUNK_DEALS,
     }
     folder = CardFolder(out, settings) if out is not None else None
-    run = {"workers": workers, "ray": ray, "progress": progress}
+    run = {"workers": workers, "ray": ray, "progress": progress, "chunk_deals": CHUNK_DEALS}
     from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
 
     steps = [*members, "move time", *(["best response"] if exploit else [])]
