@@ -40,7 +40,16 @@ def test_the_card_is_written_with_every_member(tmp_path, capsys):
 
 def test_same_seed_same_figures(tmp_path):
     cards = [
-        bench.benchmark("greedy", "taiwan", deals=3, seed=4, panel="random,heuristic", out=tmp_path / str(i), workers=1, progress=False)
+        bench.benchmark(
+            "greedy",
+            "taiwan",
+            deals=3,
+            seed=4,
+            panel="random,heuristic",
+            out=tmp_path / str(i),
+            workers=1,
+            progress=False,
+        )
         for i in range(2)
     ]
     for c in cards:
@@ -53,7 +62,9 @@ def test_same_seed_same_figures(tmp_path):
 def test_rules_change_the_tuned_member():
     members, _ = panel_for("taiwan", "tuned")
     assert members == {"tuned": "heuristic:weights=cards"}
-    card = bench.benchmark("heuristic", "taiwan", deals=2, panel="tuned", rules={"scoring": "collect"}, workers=1, progress=False)
+    card = bench.benchmark(
+        "heuristic", "taiwan", deals=2, panel="tuned", rules={"scoring": "collect"}, workers=1, progress=False
+    )
     assert card["scoring"] == "collect" and card["panel"]["tuned"]["spec"] == "heuristic:weights=collect"
 
 
@@ -108,7 +119,9 @@ def test_exploit_budget_and_recipe():
     taiwan = load_variant("taiwan")
     assert network_source("strong:simulations=0", taiwan) == "shipped"
     assert network_source("strong", taiwan) is None and network_source("search", taiwan) is None
-    with pytest.raises(ValueError, match=r"below what one update needs: 16,384 env steps .* allowed: at least 2\.1 minutes"):
+    with pytest.raises(
+        ValueError, match=r"below what one update needs: 16,384 env steps .* allowed: at least 2\.1 minutes"
+    ):
         response_config("search", taiwan, "taiwan", {}, 1.0, Path("unused"), 0, agent_ms=10.0)
     cfg, recipe, cost = response_config("heuristic", taiwan, "taiwan", {}, 5.0, Path("unused"), 0, agent_ms=0.05)
     assert recipe == "scratch-dmc" and cfg.baselines == ["heuristic"] and cfg.league_baselines == 1.0

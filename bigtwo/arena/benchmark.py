@@ -21,7 +21,7 @@ Bradley-Terry strength on the ladder's Elo scale with the panel's mean pinned at
 these tables (the agent meets each member, members never meet) is the mean of the per-member Elo
 differences, its SE from theirs. Then the agent's time per move, one game at a time as a player
 waits for it (``bigtwo.arena.move_time``: median and 99th percentile), and, when asked, the
-approximate exploitability (``bigtwo.train.exploit``: a best response trained against three
+approximate exploitability (the trainers' ``exploit`` module: a best response trained against three
 frozen copies of the agent, and its margin).
 
 **Resumable.** The folder keeps each step's result in ``parts/`` as it finishes (a member's
@@ -56,7 +56,6 @@ import numpy as np
 from bigtwo.agents.registry import make_agent
 from bigtwo.arena.move_time import measure_move_times
 from bigtwo.arena.panel import PANEL_VERSION, panel_for
-from bigtwo.arena.rating import ELO_SCALE
 from bigtwo.arena.stats import Z95, mean_ci, table_margins
 from bigtwo.arena.tournament import run_tournament
 from bigtwo.env.checks import check_count
@@ -184,7 +183,7 @@ def benchmark(
     text, default the default panel) on ``variant`` with ``rules`` changed, and return the card as a
     dict (``card.json``). With ``out`` the steps are kept there as they finish and the card is
     written there (see the module docstring). ``exploit(card, folder)``, when given, adds the
-    ``exploitability`` section (``bigtwo.train.exploit`` builds it). ``command``: the command line
+    ``exploitability`` section (the trainers' ``exploit`` module builds it). ``command``: the command line
     written under the card."""
     var = load_variant(variant, **(rules or {}))
     check_count("deals", deals)

@@ -67,7 +67,7 @@ PANEL: tuple[Member, ...] = (
     Member(
         "tuned",
         lambda v: f"heuristic:weights={TUNED_WEIGHTS.get(v.scoring, COLLECT)}",
-        "the heuristic with the weights tuned for the scoring",
+        "the heuristic tuned for the scoring: weights=cards under cards scoring, weights=collect under any other",
     ),
     Member("search", lambda v: f"search:simulations={SEARCH_SIMULATIONS}", "Monte-Carlo search, heuristic rollouts"),
     Member(
@@ -76,7 +76,9 @@ PANEL: tuple[Member, ...] = (
         "the shipped network alone",
         needs_weights=True,
     ),
-    Member("strong", lambda v: pretrained.STRONG, "the shipped network with its search", default=False, needs_weights=True),
+    Member(
+        "strong", lambda v: pretrained.STRONG, "the shipped network with its search", default=False, needs_weights=True
+    ),
 )
 MEMBERS: dict[str, Member] = {m.name: m for m in PANEL}
 
@@ -141,10 +143,11 @@ def panel_for(variant: Variant | str, text: str | None = None) -> tuple[dict[str
 
 def panel_table() -> str:
     """The panel as a Markdown table (the benchmark page shows it)."""
-    rows = ["| member | on taiwan | default | what it is |", "|---|---|---|---|"]
+    rows = ["| member | agent (on taiwan) | in the default panel | what it is |", "|---|---|---|---|"]
     taiwan = load_variant("taiwan")
     for m in PANEL:
-        rows.append(f"| `{m.name}` | `{m.spec(taiwan)}` | {'yes' if m.default else 'no'} | {m.about} |")
+        default = ("yes, where weights are shipped" if m.needs_weights else "yes") if m.default else "no"
+        rows.append(f"| `{m.name}` | `{m.spec(taiwan)}` | {default} | {m.about} |")
     return "\n".join(rows)
 
 

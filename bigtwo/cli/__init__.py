@@ -29,8 +29,8 @@ from collections.abc import Sequence
 
 from bigtwo.cli.arena import register as register_arena_commands
 from bigtwo.cli.belief import register as register_belief
-from bigtwo.cli.benchmark import register as register_benchmark
 from bigtwo.cli.bench import register as register_bench
+from bigtwo.cli.benchmark import register as register_benchmark
 from bigtwo.cli.play import register as register_agent_commands
 from bigtwo.cli.replay import register as register_replay
 from bigtwo.cli.serve import register as register_web

@@ -61,7 +61,9 @@ def _benchmark(args: argparse.Namespace) -> int:
         try:
             from bigtwo.train.exploit import best_response
         except ImportError:
-            raise ValueError("--exploit-minutes trains a network: install the train extra, pip install 'bigtwo[train]'")
+            raise ValueError(
+                "--exploit-minutes trains a network: install the train extra, pip install 'bigtwo[train]'"
+            ) from None
 
         def exploit(card: dict[str, Any], folder: Any) -> dict[str, Any]:
             from bigtwo.env.rules.variant import load_variant
