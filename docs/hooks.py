@@ -9,6 +9,7 @@ part in its place before the page is converted, so nothing the code declares is 
 | ``<!-- bigtwo:actions -->`` | each named variant's action ids, one row per run of a kind | ``bigtwo.env.rules.actions.action_table`` |
 | ``<!-- bigtwo:agents -->`` | every agent's declaration: what it plays, options with defaults, cost, kernels, web use | ``bigtwo.agents.registry.agents_table`` (``SPECS``) |
 | ``<!-- bigtwo:train-fields -->`` | every training config field: default, description, what it allows | ``bigtwo.train.config`` (what ``bigtwo train --fields`` prints) |
+| ``<!-- bigtwo:panel -->`` | the benchmark's panel: each member, its agent on taiwan, whether the default panel has it | ``bigtwo.arena.panel.panel_table`` (``PANEL``) |
 | ``<!-- bigtwo:api PACKAGE -->`` | one mkdocstrings ``:::`` block per module of the package | the package's folder |
 
 A marker that names nothing known fails the build (``ValueError``), as a broken link does under
@@ -57,6 +58,13 @@ def agents_table() -> str:
     return table()
 
 
+def panel_table() -> str:
+    """The benchmark's panel (``bigtwo.arena.panel.PANEL``)."""
+    from bigtwo.arena.panel import panel_table as table
+
+    return table()
+
+
 def train_fields() -> str:
     """Every ``TrainConfig`` field: its default, description and allowed values (``bigtwo train --fields``)."""
     from bigtwo.train.config import FIELDS, allowed_values, defaults, field_docs
@@ -92,6 +100,7 @@ def _expand(match: re.Match[str]) -> str:
         "observation": observation_table,
         "actions": action_rows,
         "agents": agents_table,
+        "panel": panel_table,
         "train-fields": train_fields,
     }
     if what not in makers or argument:

@@ -11,6 +11,8 @@
 | ``tournament`` | ``run_tournament``: the whole run (see its docstring for every statistic) |
 | ``rating`` | Bradley-Terry ratings on pairwise finishing order, Elo scale |
 | ``ladder`` | every shipped agent rated on a variant, as a Markdown table (``bigtwo ladder``) |
+| ``panel`` | the benchmark's fixed, versioned panel of opponents |
+| ``benchmark`` | an agent's card against the panel (``bigtwo benchmark``) |
 | ``move_time`` | how long an agent thinks per move (``bigtwo move-time``) |
 | ``evaluate`` | a trained agent against baseline opponents, one seat vs copies (the trainers' evaluation) |
 | ``tune`` | the heuristic's weights tuned for a variant and its scoring on duplicate deals (``bigtwo tune``) |

@@ -88,6 +88,33 @@ def tournament_figure(result: TournamentResult) -> Figure:
     return fig
 
 
+def card_figure(card: dict[str, Any]) -> Figure:
+    """An agent's card (``bigtwo.arena.benchmark``): its margin against each panel member with the 95%
+    interval, and beside it, when the card has one, the best response's margin against the agent over
+    the minutes it trained (its periodic evaluations, with their intervals)."""
+    names = list(card["panel"])
+    curve = (card.get("exploitability") or {}).get("curve") or []
+    fig, (ax,) = _figure(max(len(names), 4))
+    if curve:
+        fig.set_size_inches(fig.get_figwidth() * 2, fig.get_figheight())
+        ax.remove()
+        ax, right = fig.subplots(1, 2)
+        ax.invert_yaxis()
+        minutes = [p["minutes"] for p in curve]
+        low = [p["margin"] if p["low"] is None else p["low"] for p in curve]
+        high = [p["margin"] if p["high"] is None else p["high"] for p in curve]
+        right.fill_between(minutes, low, high, color="#1f5fa8", alpha=0.2)
+        right.plot(minutes, [p["margin"] for p in curve], "o-", color="#1f5fa8")
+        right.axhline(0.0, color="#999999", linewidth=0.8, zorder=0)
+        right.set_xlabel("minutes of training")
+        right.set_ylabel("margin against the agent")
+        right.set_title("the best response's margin (95% intervals)", fontsize=9)
+    rows = [card["panel"][n] for n in names]
+    _bars(ax, names, [r["margin"] for r in rows], [_span(r["margin"], *r["margin_ci95"]) for r in rows], "margin")
+    ax.set_title(f"{card['agent']} on {card['variant']}: margin vs the panel (95% intervals)", fontsize=9)
+    return fig
+
+
 def check_plot_path(path: str | Path) -> Path:
     """``path`` if its suffix is one matplotlib writes here (``FORMATS``); ``ValueError`` otherwise.
     Checked before a long run starts, so a typo does not cost the run."""
@@ -107,4 +134,4 @@ def save_figure(fig: Figure, path: str | Path) -> Path:
     return p
 
 
-__all__ = ["FORMATS", "check_plot_path", "ladder_figure", "save_figure", "tournament_figure"]
+__all__ = ["FORMATS", "card_figure", "check_plot_path", "ladder_figure", "save_figure", "tournament_figure"]

@@ -4,6 +4,7 @@
     bigtwo bench [--curve] [--search] [--train] [--json]   engine, environment, search (and training) speeds
     bigtwo tournament ...        duplicate-deal tournaments between agents
     bigtwo ladder ...            every shipped agent rated on a variant, as a Markdown table
+    bigtwo benchmark AGENT       an agent's card against the fixed panel (and its exploitability)
     bigtwo play ...              play a game in the terminal against agents
     bigtwo suggest ...           an agent's play in a position you describe (your hand, the table, ...)
     bigtwo replay FILE           step through a game record (a tournament's --records, a web export)
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from bigtwo.cli.arena import register as register_arena_commands
 from bigtwo.cli.belief import register as register_belief
 from bigtwo.cli.bench import register as register_bench
+from bigtwo.cli.benchmark import register as register_benchmark
 from bigtwo.cli.play import register as register_agent_commands
 from bigtwo.cli.replay import register as register_replay
 from bigtwo.cli.serve import register as register_web
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_variants(sub)
     register_bench(sub)
     register_arena_commands(sub)
+    register_benchmark(sub)
     register_agent_commands(sub)
     register_suggest(sub)
     register_replay(sub)
