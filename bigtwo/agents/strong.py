@@ -14,11 +14,12 @@ declaration and then calls the factory:
 
 An option's ``part`` says where it goes: ``network`` to the ``.pt`` loader
 (``bigtwo.agents.loaders.load_agent``; needs torch), ``search`` to the search (either search, for
-``SHARED`` and ``trust``), ``lookahead`` to strong's lookahead only.
+``SHARED`` and ``trust``), ``lookahead`` to strong's lookahead only, none to the factory itself
+(strong's ``search``: which search).
 
 >>> from bigtwo.env import load_variant
->>> sorted({o.part for o in STRONG_OPTIONS})
-['lookahead', 'network', 'search']
+>>> sorted({o.part for o in STRONG_OPTIONS})  # "": the factory's own (``search``: which search)
+['', 'lookahead', 'network', 'search']
 >>> network_path(load_variant("taiwan"), "no/such.pt", "strong")
 Traceback (most recent call last):
 ...
