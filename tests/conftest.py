@@ -88,6 +88,30 @@ def play_agent(game: Any, agent: Any) -> list[str]:
     return game.cards_of(action)
 
 
+# a small budget for a few quick moves of any agent: the first of these budgets it takes (rollouts or
+# guesses: strong takes both, one search at a time), and top_k where it takes it
+QUICK_BUDGETS = ("simulations=4", "samples=2")
+QUICK_TOP_K = "top_k=2"
+
+
+def quick_agents(network: bool = True) -> list[str]:
+    """Every agent declared in the registry (``bigtwo.agents.registry.SPECS``, in declared order) as a
+    name with a small budget for the options it takes (``QUICK_BUDGETS``, ``QUICK_TOP_K``): a new agent
+    is here by its declaration alone. ``network=False``: only the agents that load no trained network
+    (no ``.pt`` part: no torch)."""
+    from bigtwo.agents.registry import SPECS
+
+    names = []
+    for spec in SPECS:
+        if not network and any(isinstance(target, str) for target in spec.parts.values()):
+            continue
+        takes = spec.option_names()
+        quick = [item for item in QUICK_BUDGETS if item.partition("=")[0] in takes][:1]
+        quick += [QUICK_TOP_K] if QUICK_TOP_K.partition("=")[0] in takes else []
+        names.append(f"{spec.name}:{','.join(quick)}" if quick else spec.name)
+    return names
+
+
 def tiny_training_config(runs_dir: Path, **fields: Any) -> Any:
     """A PPO config on taiwan that trains in about a second (the trainers' real code, tiny sizes)."""
     from bigtwo.train import make_config

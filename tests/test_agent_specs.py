@@ -1,4 +1,5 @@
-"""Every agent is declared once (``bigtwo.agents.registry.SPECS``, issue #41): each declaration
+"""Every agent is declared once (``bigtwo.agents.registry.SPECS``, issue #41), and these tests read the
+names from there (``conftest.quick_agents``), so a new agent is checked by its declaration alone: each declaration
 matches its class's ``__init__`` (names and defaults, so an option cannot be added in one place
 only), the web table offers and bounds what it declares, the compile note knows its kernels (and
 an agent that runs kernels declares them), and its repr says what it is with its options."""
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import quick_agents
 from numba.core.caching import UserProvidedCacheLocator
 
 import bigtwo.cli.play as cli
@@ -23,7 +25,6 @@ from bigtwo.agents.registry import (
     AGENT_SPECS,
     AGENTS,
     CHECKPOINT,
-    SHARED,
     SPECS,
     WEB_SIMULATIONS,
     agents_table,
@@ -34,6 +35,7 @@ from bigtwo.agents.registry import (
 )
 from bigtwo.agents.search import MAX_SCALE, SearchAgent
 from bigtwo.agents.spec import LIGHT, SEARCH, AgentSpec, Option
+from bigtwo.agents.strong import SHARED
 from bigtwo.env import load_variant
 from bigtwo.env.engine import jit
 
@@ -118,16 +120,19 @@ def test_the_declared_options_are_the_signatures_keywords(spec: AgentSpec) -> No
 
 
 def test_every_name_is_declared_once_and_builds_its_class() -> None:
-    assert (
-        list(AGENT_SPECS)
-        == [s.name for s in SPECS]
-        == ["random", "greedy", "heuristic", "search", "strong", "lookahead"]
-    )
+    names = [s.name for s in SPECS]
+    assert list(AGENT_SPECS) == names and len(set(names)) == len(names)
+    for name in names:  # a name make_agent and agent lists read back: lower case, no option or list syntax
+        assert name == name.lower() and name.isidentifier(), name
+        assert spec_of(f"{name.upper()}:top_k=2") is AGENT_SPECS[name]
     for name, cls in AGENTS.items():
         assert AGENT_SPECS[name].build is cls and cls.name == name
         agent = make_agent(name, TAIWAN, seed=0)
         assert type(agent) is cls and repr(agent) == f"{cls.__name__}('taiwan')"
-    assert set(AGENT_SPECS) - set(AGENTS) == {pretrained.STRONG, "lookahead"}  # the two factories of a shipped network
+    for spec in SPECS:
+        if spec.name not in AGENTS:  # a factory (strong, lookahead: a shipped network) names what takes its options
+            assert not isinstance(spec.build, type) and spec.parts, spec.name
+            assert {o.part for o in spec.options} - {""} <= set(spec.parts), spec.name  # "": the factory's own
 
 
 def test_the_network_modes_are_the_policy_agents() -> None:
@@ -210,10 +215,13 @@ def test_the_hubs_lanes_and_threads_follow_the_declared_costs(tmp_path: Path) ->
     from bigtwo.web.hub import SEARCHERS, Agents
     from bigtwo.web.room import MAX_AGENT_THREADS
 
-    assert LIGHT_LANE == tuple(s.name for s in SPECS if s.cost == LIGHT) == ("random", "greedy", "heuristic")
-    assert SEARCHERS == tuple(s.name for s in SPECS if s.cost == SEARCH) == ("search", "strong", "lookahead")
+    assert tuple(s.name for s in SPECS if s.cost == LIGHT) == LIGHT_LANE
+    assert tuple(s.name for s in SPECS if s.cost == SEARCH) == SEARCHERS
+    assert {s.name for s in SPECS if s.web} <= set(LIGHT_LANE) | set(SEARCHERS)  # every web seat has a lane
     for name in SEARCHERS:  # the hub gives them threads: they must take the option
         assert "threads" in AGENT_SPECS[name].option_names(web=True)
+    for name in LIGHT_LANE:  # the quick lane's agents run on no rollout threads
+        assert "threads" not in AGENT_SPECS[name].option_names()
     built = Agents({})._build("search:simulations=4", TAIWAN)
     assert isinstance(built, SearchAgent) and built.threads == MAX_AGENT_THREADS
     assert Agents({})._build("search:simulations=4,threads=1", TAIWAN).threads == 1
@@ -271,13 +279,11 @@ print(json.dumps(used))
 """
 
 
-@pytest.mark.parametrize(
-    "name", ["random", "greedy", "heuristic", "search:simulations=4", "strong:simulations=4", str(SHIPPED)]
-)
+@pytest.mark.parametrize("name", [*quick_agents(), str(SHIPPED)])
 def test_an_agent_that_runs_kernels_declares_them(name: str) -> None:
-    """Played for a few moves in a fresh process, an agent has run (compiled or loaded) only
-    kernels of the modules its declaration names, besides the engine's."""
-    if name.startswith("strong") or name.endswith(".pt"):
+    """Played for a few moves in a fresh process, every declared agent (and a checkpoint) has run
+    (compiled or loaded) only kernels of the modules its declaration names, besides the engine's."""
+    if name not in quick_agents(network=False):
         pytest.importorskip("torch")
     run = subprocess.run(
         [sys.executable, "-c", RUN_KERNELS, name], capture_output=True, text=True, timeout=900, cwd=ROOT

@@ -8,10 +8,14 @@
 | ``search`` | determinized Monte-Carlo search over the heuristic's plays, and its compiled rollouts |
 | ``spec`` | what declares an agent: ``AgentSpec`` (its class, options, cost, kernels, web use) and ``Option`` |
 | ``registry`` | every agent declared once (``AGENT_SPECS``), and a name or a checkpoint path as an agent: ``make_agent``, agent lists |
+| ``options`` | the options several declarations share (the rollouts search's, the heuristic's weights, a network's) and the web's caps on them |
+| ``strong`` | how ``strong`` and ``lookahead`` are built on a trained network, and their options |
+| ``lookahead`` | determinized lookahead in which every seat plays a trained network (``strong``'s default search) |
+| ``determinize``, ``endgame`` | the search's guesses of the hidden hands from a seat's observation, and the exact endgame solver |
 | ``loaders`` | checkpoint loaders by file suffix (the ``bigtwo.agent_loaders`` entry points) |
 | ``pretrained`` | the shipped trained weights behind ``strong`` (one file per variant), their folder and provenance |
-| ``play`` | a human against agents in the terminal |
-| ``cli`` | the ``bigtwo play`` subcommand, and the note a first run prints while the kernels compile |
+| ``play`` | a human against agents in the terminal (the ``bigtwo play`` subcommand, and the note a first run prints while the kernels compile, are ``bigtwo.cli.play``'s) |
+| ``bench`` | the search figures of ``bigtwo bench --search``: what one simulated move costs |
 
 Tournaments, ratings, the ladder, move timing and the heuristic's tuning play agents against each
 other: they are the arena's (``arena``), above this package.

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -80,6 +81,65 @@ class Searched(NamedTuple):
     means: np.ndarray
     z: np.ndarray
     chosen: int
+
+
+@dataclass
+class Copies:
+    """The positions the search plays out, one row a (guess, candidate) copy, guess-major within a job
+    (row ``s * C + c``): what ``Engine.set_position`` loads, the observer as seat 0 (``Seen``), and
+    the candidate each copy plays first."""
+
+    hands: np.ndarray  # (n, P) uint64: each seat's cards, the guess's for the hidden ones
+    played: np.ndarray  # (n, P) uint64: each seat's cards played this game
+    table_action: np.ndarray  # (n,) int64: the play to beat (0 when leading)
+    table_seat: np.ndarray  # (n,) int64: who made it (-1 when leading)
+    passes: np.ndarray  # (n,) int64: passes since it
+    opening: np.ndarray  # (n,) int64: the card the next play must hold (-1: none)
+    hist_action: np.ndarray  # (n, HISTORY) int64: the game's recent moves
+    hist_seat: np.ndarray  # (n, HISTORY) int64: who made each
+    passed_on: np.ndarray  # (n, P, SIZE_SLOTS) int64: the weakest table play each seat passed on, per size
+    first: np.ndarray  # (n,) int64: the candidate the copy plays first
+
+    @classmethod
+    def of(cls, jobs: list[tuple[int, Seen, np.ndarray]], guesses: list[np.ndarray], players: int) -> Copies:
+        """Every copy of ``jobs`` (row, what the seat knows, candidates), each job's ``guesses``
+        ((samples, P) hands) played once with each of its candidates."""
+        S = len(guesses[0])
+        total = sum(S * len(c) for _, _, c in jobs)
+        seen0 = jobs[0][1]
+        copies = cls(
+            hands=np.zeros((total, players), dtype=np.uint64),
+            played=np.zeros((total, players), dtype=np.uint64),
+            table_action=np.zeros(total, dtype=np.int64),
+            table_seat=np.full(total, -1, dtype=np.int64),
+            passes=np.zeros(total, dtype=np.int64),
+            opening=np.full(total, -1, dtype=np.int64),
+            hist_action=np.full((total, len(seen0.hist_action)), -1, dtype=np.int64),
+            hist_seat=np.full((total, len(seen0.hist_action)), -1, dtype=np.int64),
+            passed_on=np.zeros((total, *seen0.passed_on.shape), dtype=np.int64),
+            first=np.zeros(total, dtype=np.int64),
+        )
+        at = 0
+        for (_, seen, cands), hands in zip(jobs, guesses, strict=True):
+            C = len(cands)
+            block = slice(at, at + S * C)
+            copies.hands[block] = np.repeat(hands, C, axis=0)  # guess-major: row = s * C + c
+            copies.played[block] = seen.played
+            copies.table_action[block], copies.table_seat[block] = seen.table, seen.table_seat
+            copies.passes[block], copies.opening[block] = seen.passes, seen.opening
+            copies.hist_action[block], copies.hist_seat[block] = seen.hist_action, seen.hist_seat
+            copies.passed_on[block] = seen.passed_on
+            copies.first[block] = np.tile(cands, S)
+            at += S * C
+        return copies
+
+    def load(self, eng: Engine) -> None:
+        """Load every copy into the first rows of ``eng`` (seat 0 to play; its other rows untouched)."""
+        eng.set_position(
+            slice(0, len(self.first)), self.hands, self.played, 0, self.table_action, self.table_seat,
+            self.passes, self.opening, hist_action=self.hist_action, hist_seat=self.hist_seat,
+            passed_on=self.passed_on,
+        )  # fmt: skip
 
 
 class Evaluator(Protocol):
@@ -220,36 +280,14 @@ class LookaheadAgent(Agent):
         """What the search found for each job (its row, candidates, means, z and the chosen one), all
         jobs' copies stepped together; each job's guesses dealt following its belief (``None``: at random)."""
         S = self.samples
-        P = self.variant.players
-        sizes = [S * len(c) for _, _, c in jobs]
-        total = sum(sizes)
+        total = S * sum(len(c) for _, _, c in jobs)
         eng = self._engine(total)
-        hands = np.zeros((total, P), dtype=np.uint64)
-        played = np.zeros((total, P), dtype=np.uint64)
-        table_action = np.zeros(total, dtype=np.int64)
-        table_seat = np.full(total, -1, dtype=np.int64)
-        passes = np.zeros(total, dtype=np.int64)
-        opening = np.full(total, -1, dtype=np.int64)
-        hist_action = np.full((total, len(jobs[0][1].hist_action)), -1, dtype=np.int64)
-        hist_seat = np.full_like(hist_action, -1)
-        passed_on = np.zeros((total, *jobs[0][1].passed_on.shape), dtype=np.int64)
-        first = np.zeros(total, dtype=np.int64)
-        at = 0
-        for (_, seen, cands), holders in zip(jobs, beliefs, strict=True):
-            C = len(cands)
-            block = slice(at, at + S * C)
-            hands[block] = np.repeat(deal_hands(self.rng, seen, S, holders), C, axis=0)  # guess-major: row = s * C + c
-            played[block] = seen.played
-            table_action[block], table_seat[block] = seen.table, seen.table_seat
-            passes[block], opening[block] = seen.passes, seen.opening
-            hist_action[block], hist_seat[block], passed_on[block] = seen.hist_action, seen.hist_seat, seen.passed_on
-            first[block] = np.tile(cands, S)
-            at += S * C
-        eng.set_position(
-            slice(0, total), hands, played, 0, table_action, table_seat, passes, opening,
-            hist_action=hist_action, hist_seat=hist_seat, passed_on=passed_on,
-        )  # fmt: skip
-        obs = eng.step_observe_rows(np.arange(total), first)  # the engine's spare rows (an older search's) sit out
+        guesses = [deal_hands(self.rng, seen, S, holders) for (_, seen, _), holders in zip(jobs, beliefs, strict=True)]
+        copies = Copies.of(jobs, guesses, self.variant.players)
+        copies.load(eng)
+        obs = eng.step_observe_rows(
+            np.arange(total), copies.first
+        )  # the engine's spare rows (an older search's) sit out
         values = self._play_out(eng, total, obs)
         self.stats["copies"] += total
         found = []

@@ -21,7 +21,9 @@ reads the comma lists of ``bigtwo tournament --agents`` and ``bigtwo play --oppo
 
 ``strong`` (``bigtwo.agents.pretrained``; needs torch) is a search on top of the trained network
 shipped for the variant: the network's best plays join the search's candidates;
-``simulations=0``: the network alone.
+``simulations=0``: the network alone. How it and ``lookahead`` are built, and their options, are
+``bigtwo.agents.strong``'s; the options several declarations share, and the web's caps on them
+(``WEB_SIMULATIONS``, ``WEB_SECONDS``, ``WEB_TOP_K``, ``WEB_THREADS``), are ``bigtwo.agents.options``'s.
 
 >>> from bigtwo.env import load_variant
 >>> make_agent("greedy", load_variant("taiwan"))
@@ -37,16 +39,15 @@ ValueError: top_k must be a positive integer (candidate plays), got 0
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bigtwo.agents import pretrained
 from bigtwo.agents.base import Agent, RandomAgent
-from bigtwo.agents.endgame import DEFAULT_MAX_NODES
 from bigtwo.agents.greedy import GreedyAgent
-from bigtwo.agents.heuristic import HeuristicAgent, weight_mix, weight_set
+from bigtwo.agents.heuristic import HeuristicAgent
 from bigtwo.agents.loaders import (
     installed_loader,
     installed_suffixes,
@@ -55,324 +56,25 @@ from bigtwo.agents.loaders import (
     register_loader,
     unregister_loader,
 )
-from bigtwo.agents.lookahead import (
-    DEFAULT_ENDGAME,
-    DEFAULT_PLIES,
-    DEFAULT_SAMPLES,
-    DEFAULT_TRUST,
-    LookaheadAgent,
+from bigtwo.agents.lookahead import LookaheadAgent
+from bigtwo.agents.options import (
+    NETWORK_OPTIONS,
+    SEARCH_OPTIONS,
+    WEB_SECONDS,
+    WEB_SIMULATIONS,
+    WEB_THREADS,
+    WEB_TOP_K,
+    WEIGHTS,
+    web_rollouts,
 )
-from bigtwo.agents.lookahead import DEFAULT_TOP_K as LOOKAHEAD_TOP_K
-from bigtwo.agents.search import DEFAULT_TOP_K, INFERENCES, MAX_SCALE, SCALES, SCHEDULES, SearchAgent
-from bigtwo.agents.spec import LIGHT, NETWORK, SEARCH, AgentSpec, Option
-from bigtwo.env.engine.engine import THREADS
+from bigtwo.agents.search import SearchAgent
+from bigtwo.agents.spec import LIGHT, NETWORK, SEARCH, AgentSpec
+from bigtwo.agents.strong import LOOKAHEAD, LOOKAHEAD_OPTIONS, STRONG_OPTIONS, build_lookahead, build_strong
 from bigtwo.env.engine.jit import declared_kernels
 from bigtwo.env.rules.settings import parse_settings
 from bigtwo.env.rules.variant import Variant, load_variant
 
-# What a web seat's agent may ask for at most (bigtwo.web.room): the budget of one move.
-WEB_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its largest, MAX_SCALE times the given one)
-WEB_SECONDS = 1.0  # seconds of search a move
-WEB_TOP_K = 10  # candidate plays
-WEB_SAMPLES = 48  # lookahead: guesses of the hidden hands a move
-WEB_THREADS = max(1, THREADS - 1)  # rollout threads: a core is left to the web server's event loop
-
-LOOKAHEAD_OWN = (
-    "samples",
-    "plies",
-    "belief",
-    "endgame",
-    "endgame_nodes",
-)  # strong's options that only its lookahead takes
-SHARED = ("top_k", "threads")  # strong's options that either search takes (and trust)
-NO_BELIEF = "none"  # belief=none: the lookahead deals its guesses at random
-LOOKAHEAD = "lookahead"  # the search that plays the network at every seat (bigtwo.agents.lookahead)
 _OPTION = re.compile(r"^[A-Za-z_]\w*=")  # a "key=value" option part of an agent name
-
-# ---------------------------------------------------------------- the options
-
-WEIGHTS = Option(
-    "weights",
-    "value",
-    None,
-    "the heuristic's weights: a set's name, a mapping of weight names to values, or the 23 numbers",
-    read=weight_set,
-)
-OPPONENT_WEIGHTS = Option(
-    "opponent_weights",
-    "value",
-    None,
-    "the other seats' weights in the rollouts (default: weights); sets joined by + model the opponents in turn",
-    read=weight_mix,
-)
-SEARCH_OPTIONS = (
-    Option("simulations", "count", None, "rollouts per move; default 1000 unless seconds", web_high=WEB_SIMULATIONS),
-    Option("seconds", "number", None, "seconds per move", low=0, above=True, web_high=WEB_SECONDS),
-    Option("top_k", "count", DEFAULT_TOP_K, "candidate plays", web_high=WEB_TOP_K),
-    Option("threads", "count", None, "rollout threads; default one per core", web_high=WEB_THREADS),
-    Option("schedule", "choice", "even", "how simulations are shared", choices=SCHEDULES),
-    Option("scale", "choice", "none", "whether later moves get more rollouts", choices=SCALES),
-    Option("infer", "choice", "none", "what weighs the sampled hands", choices=INFERENCES),
-    WEIGHTS,
-    OPPONENT_WEIGHTS,
-)
-# strong's network: the ``.pt`` loader's options (bigtwo.train.policy_agent.load_policy_agent), never on the web
-NETWORK_OPTIONS = (
-    Option(
-        "mode",
-        "choice",
-        "greedy",
-        "the network's best-scored play, or a sample of its policy",
-        choices=("greedy", "sample"),
-        web=False,
-    ),
-    Option("device", "device", None, "the torch device; default CUDA when available", web=False),
-)
-
-
-def _network_option(doc: str) -> Option:
-    return Option("network", "text", None, doc, web=False)
-
-
-LOOKAHEAD_OPTIONS = (
-    *(replace(o, part="network") for o in NETWORK_OPTIONS),
-    Option(
-        "samples", "count", DEFAULT_SAMPLES, "guesses of the hidden hands a move", part="search", web_high=WEB_SAMPLES
-    ),
-    Option("top_k", "count", LOOKAHEAD_TOP_K, "the network's best plays searched", part="search", web_high=WEB_TOP_K),
-    Option(
-        "plies",
-        "count",
-        DEFAULT_PLIES,
-        "own later turns before the value head reads the position; -1: every copy played to the end",
-        low=-1,
-        part="search",
-        web_high=2,
-    ),
-    Option(
-        "trust",
-        "number",
-        DEFAULT_TRUST,
-        "standard errors a candidate must beat the network's best play by; 0: the best mean wins",
-        low=0,
-        part="search",
-    ),
-    Option(
-        "threads",
-        "count",
-        None,
-        "engine threads stepping the copies; default one per core",
-        part="search",
-        web_high=WEB_THREADS,
-    ),
-    Option(
-        "belief",
-        "text",
-        None,
-        "a belief file (bigtwo belief) the guesses of the hidden hands follow; none: dealt at random; "
-        "default: the variant's shipped belief with the shipped network, else at random",
-        part="search",
-        web=False,
-    ),
-    Option(
-        "endgame",
-        "count",
-        DEFAULT_ENDGAME,
-        "cards in all hands at or below which a copy is solved exactly (every hand of its guess known); 0: never",
-        low=0,
-        part="search",
-        web=False,  # its cost (copies times endgame_nodes) is the web's to bound: not offered there
-    ),
-    Option(
-        "endgame_nodes",
-        "count",
-        DEFAULT_MAX_NODES,
-        "moves the endgame solver tries a copy before it plays on instead",
-        part="search",
-        web=False,
-    ),
-    _network_option(
-        "a run's checkpoint or exported file instead of the shipped network; scratch: the one trained from scratch"
-    ),
-)
-
-
-def _network_path(variant: Variant, network: Any, who: str) -> Path:
-    """The weight file ``who`` (an agent name) plays: the shipped one for ``variant`` (``network``
-    None), the from-scratch one (``scratch``) or the file ``network`` names."""
-    if network is None:
-        return pretrained.weights_path(variant)
-    if network == pretrained.SCRATCH:
-        return pretrained.scratch_path(variant)
-    path = Path(str(network)).expanduser()
-    if not path.is_file():
-        raise ValueError(
-            f"{who}:network={network!r} is not a file; give a run's checkpoint or an exported .pt file "
-            "(or leave network out for the shipped one)"
-        )
-    return path
-
-
-def _lookahead(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
-    """Determinized lookahead (``bigtwo.agents.lookahead``) in which every seat plays the network shipped
-    for ``variant`` (or ``network``); ``options`` are checked against its declaration."""
-    spec = AGENT_SPECS[LOOKAHEAD]
-    search = {k: v for k, v in options.items() if spec.option(k).part == "search"}
-    network_options = {k: v for k, v in options.items() if spec.option(k).part == "network"}
-    belief = _belief_file(variant, search.pop("belief", None), options.get("network"))
-    if belief is not None:  # the network's loader reads the belief file (torch) beside it
-        network_options["belief"] = belief
-    path = _network_path(variant, options.get("network"), LOOKAHEAD)
-    pretrained.need_torch()
-    policy: Any = load_agent(path, variant, seed, same_rules=True, label=LOOKAHEAD, **network_options)
-    policy.scores_threads = 1
-    agent = LookaheadAgent(variant, policy, seed=seed, belief=getattr(policy, "belief", None), **search)
-    agent.provenance = policy.provenance
-    return agent
-
-
-def _belief_file(variant: Variant, given: Any, network: Any) -> Path | None:
-    """The belief file the lookahead deals by: ``belief=FILE``; none with ``belief=none``; else the one
-    shipped for the variant (``pretrained.belief_path``), when the network is the shipped one."""
-    if given is None:
-        return pretrained.belief_path(variant) if network is None else None
-    if str(given).lower() == NO_BELIEF:
-        return None
-    return Path(str(given)).expanduser()
-
-
-def _strong_options() -> tuple[Option, ...]:
-    """strong's options: its network's, ``search`` (which search), the rollouts search's (at
-    ``pretrained.SEARCH_DEFAULTS``), the lookahead's own (``samples``, ``plies``), ``trust``, ``network``."""
-    search: list[Option] = []
-    for o in SEARCH_OPTIONS:
-        o = replace(o, part="search", default=pretrained.SEARCH_DEFAULTS.get(o.name, o.default))
-        if o.name == "simulations":
-            o = replace(o, low=0, web_low=1, doc="rollouts per move (search=rollouts); 0: the network alone")
-        elif o.name == "weights":
-            o = replace(o, doc=o.doc + " (search=rollouts); default: the sets tuned for the variant's scoring")
-        elif o.name == "top_k":
-            o = replace(o, doc="candidate plays; default 4 with search=lookahead, 5 with search=rollouts")
-        elif o.name == "threads":
-            o = replace(o, doc="threads stepping the copies or playing the rollouts; default one per core")
-        elif o.name not in SHARED:
-            o = replace(o, doc=f"{o.doc} (search=rollouts)")
-        search.append(o)
-    own = [
-        replace(o, part="lookahead", doc=f"{o.doc} (search=lookahead)")
-        for o in LOOKAHEAD_OPTIONS
-        if o.name in LOOKAHEAD_OWN
-    ]
-    shipped = ", ".join(f"{n} on {v}" for v, n in pretrained.SHIPPED_SAMPLES.items())
-    own = [
-        replace(o, default=None, doc=f"{o.doc}; default: {shipped} with its shipped network, else {DEFAULT_SAMPLES}")
-        if o.name == "samples"
-        else o
-        for o in own
-    ]
-    trust = Option(
-        "trust",
-        "number",
-        None,
-        "standard errors a candidate must beat the network's best play by; default: 1 with search=lookahead, "
-        "the shipped file's (4) with search=rollouts",
-        low=0,
-        part="search",
-    )
-    which = Option(
-        "search",
-        "choice",
-        None,
-        "lookahead (every seat plays the network) or rollouts (every seat plays the heuristic); default: "
-        "lookahead, or rollouts when a rollouts-only option is given",
-        choices=pretrained.STRONG_SEARCHES,
-    )
-    network = _network_option(
-        "a run's checkpoint or exported file instead of the shipped network; scratch: the one trained from scratch"
-    )
-    return (*(replace(o, part="network") for o in NETWORK_OPTIONS), which, *search, *own, trust, network)
-
-
-def _web_rollouts(options: Mapping[str, Any]) -> None:
-    """On the web, ``scale=cards`` (up to ``MAX_SCALE`` times ``simulations`` a move) stays within ``WEB_SIMULATIONS``."""
-    simulations = options.get("simulations")
-    most = int(WEB_SIMULATIONS // MAX_SCALE)
-    if options.get("scale") == "cards" and simulations is not None and simulations > most:
-        raise ValueError(
-            f"simulations must be an integer 1..{most} on this server (rollouts a move with scale=cards), "
-            f"got {simulations!r}"
-        )
-
-
-# ---------------------------------------------------------------- strong
-
-
-def _strong(variant: Variant, seed: int | None = None, **options: Any) -> Agent:
-    """The shipped agent for ``variant``: a search on top of the network shipped for it
-    (``bigtwo.agents.pretrained``, loaded by the ``.pt`` loader with the same rules required):
-    ``search=lookahead`` (``bigtwo.agents.lookahead``: every seat plays the network, at its own defaults) or
-    ``search=rollouts`` (``bigtwo.agents.search``: the heuristic's rollouts, the network's best plays among
-    the candidates, at ``pretrained.SEARCH_DEFAULTS``); ``simulations=0`` is the network alone.
-    ``options`` are checked against its declaration."""
-    spec = AGENT_SPECS[pretrained.STRONG]
-    given = {k: v for k, v in options.items() if spec.option(k).part in ("search", "lookahead")}
-    network_options = {k: v for k, v in options.items() if spec.option(k).part == "network"}
-    network_only = given.get("simulations") == 0 and not isinstance(given.get("simulations"), bool)
-    if network_only and len(given) > 1:
-        others = ", ".join(sorted(k for k in given if k != "simulations"))
-        raise ValueError(f"strong:simulations=0 is the network alone; it takes no search option ({others})")
-    rollouts_only = sorted(k for k in given if spec.option(k).part == "search" and k not in (*SHARED, "trust"))
-    lookahead_only = sorted(k for k in given if spec.option(k).part == "lookahead")
-    which = options.get("search") or ("rollouts" if rollouts_only and not network_only else pretrained.STRONG_SEARCH)
-    if "search" not in options and rollouts_only and lookahead_only and not network_only:
-        raise ValueError(
-            f"strong: {', '.join(lookahead_only)} belong to search=lookahead and {', '.join(rollouts_only)} to "
-            "search=rollouts; give one search's options"
-        )
-    wrong = lookahead_only if which == "rollouts" else [] if network_only else rollouts_only
-    if wrong:
-        takes = ", ".join(
-            (*LOOKAHEAD_OWN, *SHARED, "trust") if which == "lookahead" else (o.name for o in SEARCH_OPTIONS)
-        )
-        raise ValueError(
-            f"strong:search={which} does not take {', '.join(wrong)}; it takes {takes} "
-            f"(search={'rollouts' if which == 'lookahead' else 'lookahead'} takes the others)"
-        )
-    network = options.get("network")
-    path = _network_path(variant, network, pretrained.STRONG)
-    belief = (
-        _belief_file(variant, given.pop("belief", None), network) if which == "lookahead" and not network_only else None
-    )
-    if belief is not None:  # the network's loader reads the belief file (torch) beside it
-        network_options["belief"] = belief
-    pretrained.need_torch()
-    # Any: a trained agent (bigtwo.train's PolicyAgent, above this layer), with scores_threads and provenance
-    policy: Any = load_agent(path, variant, seed, same_rules=True, label=pretrained.STRONG, **network_options)
-    if network_only:
-        policy.name = pretrained.NETWORK_ONLY
-        return policy
-    policy.scores_threads = 1  # its forward passes are small; the cores go to the copies or the rollouts
-    searcher: Any
-    if which == "lookahead":
-        samples = pretrained.SHIPPED_SAMPLES.get(variant.name)
-        if network is None and samples is not None and "samples" not in given:
-            given["samples"] = samples  # measured for the shipped file
-        searcher = LookaheadAgent(variant, policy, seed=seed, belief=getattr(policy, "belief", None), **given)
-    else:
-        tuned = pretrained.search_weights(variant)
-        if "weights" in given:  # then the search's own default: the opponents play them too, unless given
-            del tuned["opponent_weights"]
-        search = {**pretrained.SEARCH_DEFAULTS, **tuned, **given}
-        if "seconds" in given and "simulations" not in given:
-            del search["simulations"]  # a time budget instead of the default simulations
-        trust = pretrained.SHIPPED_TRUST.get(variant.name)
-        if network is None and trust is not None and "trust" not in given and search["schedule"] == "even":
-            search["trust"] = trust  # measured for the shipped file
-        searcher = SearchAgent(variant, seed=seed, prior=policy, **search)
-    searcher.name = pretrained.STRONG
-    searcher.provenance = policy.provenance
-    return searcher
-
 
 # ---------------------------------------------------------------- the agents, each declared once
 
@@ -401,14 +103,14 @@ SPECS: tuple[AgentSpec, ...] = (
         cost=SEARCH,
         kernels=SEARCH_KERNELS,
         internal=("prior", "trust"),  # both weigh a network's plays: strong's
-        web_rule=_web_rollouts,
+        web_rule=web_rollouts,
     ),
     AgentSpec(
         pretrained.STRONG,
-        _strong,
+        build_strong,
         "search on the trained network shipped for the variant, every seat played by the network (needs torch); "
         "simulations=0: the network alone",
-        options=_strong_options(),
+        options=STRONG_OPTIONS,
         cost=SEARCH,
         kernels=(*SEARCH_KERNELS, "pair_scores"),
         # the network: loaded by the .pt loader; the search: the rollouts' or the lookahead (which takes
@@ -422,11 +124,11 @@ SPECS: tuple[AgentSpec, ...] = (
             "label",
             "belief",
         ),  # the network; its file and name, strong's; the belief file for its loader
-        web_rule=_web_rollouts,
+        web_rule=web_rollouts,
     ),
     AgentSpec(
         LOOKAHEAD,
-        _lookahead,
+        build_lookahead,
         "determinized lookahead in which every seat plays the shipped network (needs torch)",
         options=LOOKAHEAD_OPTIONS,
         cost=SEARCH,

@@ -37,7 +37,7 @@ NO_ADVICE = -1  # an advised slot that matches no legal play
 
 
 class Adviser:
-    """The agent ``spec`` names (``agents.make_agent``), asked for its choice among each row's legal
+    """The agent ``spec`` names (``bigtwo.agents.make_agent``), asked for its choice among each row's legal
     plays; ``ValueError`` for a name that is not an agent."""
 
     def __init__(self, spec: str, variant: Variant) -> None:

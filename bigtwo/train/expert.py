@@ -55,7 +55,8 @@ from tqdm import tqdm
 from bigtwo.agents import pretrained
 from bigtwo.agents.base import Agent
 from bigtwo.agents.lookahead import LookaheadAgent
-from bigtwo.agents.registry import AGENT_SPECS, LOOKAHEAD, NO_BELIEF, split_spec
+from bigtwo.agents.registry import AGENT_SPECS, split_spec
+from bigtwo.agents.strong import LOOKAHEAD, NO_BELIEF
 from bigtwo.arena.pool import map_in_workers, report_progress
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.variant import Variant
@@ -144,7 +145,8 @@ class SearchDecisions:
     it found: each searched row's candidates (their slots in the legal list, the favourite first,
     ``-1`` padded; all ``-1`` for a row decided without search, e.g. a play that ends the game),
     their mean values and paired z against the favourite, and the seat's return (its scaled payoffs
-    to the end of its match)."""
+    to the end of its match). One field a column; a round's ``.npz`` (``save_decisions``) keeps each
+    under its field's name."""
 
     obs: np.ndarray  # float32 (n, obs)
     legal: np.ndarray  # int64 (n, W): each row's legal plays, 0-padded
@@ -159,6 +161,10 @@ class SearchDecisions:
     @property
     def size(self) -> int:
         return len(self.counts)
+
+    def take(self, rows: np.ndarray) -> SearchDecisions:
+        """The decisions at ``rows``, in that order."""
+        return SearchDecisions(**{f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self)})
 
     @classmethod
     def join(cls, parts: list[SearchDecisions]) -> SearchDecisions:
@@ -189,14 +195,11 @@ def search_decisions(
     eng = Engine(variant, num_matches=num_envs, seed=seed, autoreset=True)
     adviser = make_adviser(advice, variant)
     K = max(getattr(teacher, "top_k", 1), 1)
-    rows: dict[str, list[np.ndarray]] = {
-        k: [] for k in ("obs", "legal", "counts", "advised", "pick", "slots", "means", "z")
-    }
+    steps: list[SearchDecisions] = []  # each step's decisions (their returns filled once their matches end)
     returns: list[float] = []  # per recorded decision: its seat's scaled payoffs so far in its match
     seats: list[int] = []  # per recorded decision: the seat that made it
     pending: list[list[int]] = [[] for _ in range(num_envs)]  # each match's decisions still open
     done: list[int] = []  # the decisions whose match ended
-    width = 0
     finished = 0
     while finished < decisions:
         obs = eng.observe().copy()
@@ -206,7 +209,6 @@ def search_decisions(
         many = np.flatnonzero(n > 1)
         if many.size:
             w = int(n[many].max())
-            width = max(width, w)
             legal = np.where(np.arange(w)[None, :] < n[many, None], ids[many, :w], 0).astype(np.int64)
             found = {s.row: s for s in getattr(teacher, "last_search", ())}
             slots = np.full((many.size, K), -1, np.int64)
@@ -219,16 +221,22 @@ def search_decisions(
                 c = len(s.candidates)
                 slots[i, :c] = [int(np.flatnonzero(legal[i, : n[g]] == a)[0]) for a in s.candidates]
                 means[i, :c], z[i, :c] = s.means, np.clip(np.nan_to_num(s.z), -Z_CAP, Z_CAP)
-            rows["obs"].append(obs[many])
-            rows["legal"].append(legal)
-            rows["counts"].append(n[many].astype(np.int64))
-            rows["advised"].append(
+            advised = (
                 np.full(many.size, NO_ADVICE, np.int64) if adviser is None else adviser.picks(obs[many], legal, n[many])
             )
-            rows["pick"].append(np.argmax(legal == acts[many, None], axis=1).astype(np.int64))
-            rows["slots"].append(slots)
-            rows["means"].append(means)
-            rows["z"].append(z)
+            steps.append(
+                SearchDecisions(
+                    obs=obs[many],
+                    legal=legal,
+                    counts=n[many].astype(np.int64),
+                    advised=advised,
+                    pick=np.argmax(legal == acts[many, None], axis=1).astype(np.int64),
+                    slots=slots,
+                    means=means,
+                    z=z,
+                    returns=np.zeros(many.size, np.float32),
+                )
+            )
             for g in many:
                 pending[g].append(len(returns))
                 returns.append(0.0)
@@ -246,8 +254,7 @@ def search_decisions(
             if progress is not None:
                 progress(finished)
     keep = np.sort(np.asarray(done, np.int64))  # the decisions whose match ended, in play order
-    data = {k: np.concatenate([_pad(x, width) for x in v] if k == "legal" else v)[keep] for k, v in rows.items()}
-    return SearchDecisions(**data, returns=np.asarray(returns, np.float32)[keep])
+    return dataclasses.replace(SearchDecisions.join(steps).take(keep), returns=np.asarray(returns, np.float32)[keep])
 
 
 @dataclasses.dataclass

@@ -6,7 +6,7 @@ drawn (when its match ends) with weights ``league_self : league_past : league_ba
 - **self**: every seat is the current policy, and every seat's decisions are trained on;
 - **past**: a snapshot of the policy, taken every ``snapshot_every`` environment steps (the
   newest ``max_snapshots`` are kept), at every seat but one; while there is none yet, self;
-- **baseline**: an agent from ``agents.make_agent`` (``random``, ``greedy``, ``heuristic``...),
+- **baseline**: an agent from ``bigtwo.agents.make_agent`` (``random``, ``greedy``, ``heuristic``...),
   drawn uniformly from ``baselines``, at every seat but one.
 
 Against past snapshots and baselines the learner holds one seat (drawn uniformly per match)

@@ -450,7 +450,7 @@ def run_training(cfg: TrainConfig, ray: str | None = None) -> RunResult:
     ``cfg.ray_actors`` rollout actors on that Ray cluster (``bigtwo.train.ray.actors``; needs the ``ray``
     extra). A SIGTERM or SIGINT meanwhile ends it early with a final checkpoint (``bigtwo.train.signals``).
 
-    This is what ``bigtwo train [--ray ADDRESS]`` runs once the config is read (``train.load_config``)."""
+    This is what ``bigtwo train [--ray ADDRESS]`` runs once the config is read (``bigtwo.train.config.load_config``)."""
     with signals.stop_requests():
         if ray is None:
             return train(cfg)

@@ -3,7 +3,7 @@
 ``load_policy_agent(path, variant, seed)`` reads any checkpoint this package writes (a run's
 ``checkpoints/step_*.pt``, its ``league/snapshot_*.pt``) and returns a ``PolicyAgent``;
 the package declares it as the loader of ``.pt`` and ``.pth`` files (entry points of the group
-``bigtwo.agent_loaders``, read by ``bigtwo.agents.registry``), so ``agents.make_agent``, ``bigtwo tournament``
+``bigtwo.agent_loaders``, read by ``bigtwo.agents.loaders``), so ``bigtwo.agents.make_agent``, ``bigtwo tournament``
 and ``bigtwo play --opponents runs/<run>/checkpoints/step_....pt`` accept trained agents.
 
 The network scores plays from their features (``bigtwo.train.networks``), not from fixed output

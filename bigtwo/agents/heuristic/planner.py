@@ -90,6 +90,19 @@ def _lowest_in(m, suit_order):
 
 
 @njit(inline="always")
+def _lowest_cards(r, held, want, suit_order):
+    """The mask of the ``want`` lowest cards of rank ``r`` (in ``suit_order``) among ``held``, its suit bits."""
+    m = U0
+    t = 0
+    for i in range(4):
+        s = suit_order[i]
+        if t < want and held >> s & 1:
+            m |= U1 << np.uint64(4 * r + s)
+            t += 1
+    return m
+
+
+@njit(inline="always")
 def _add(mask, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k):
     if k >= out.shape[0]:
         return k
@@ -186,13 +199,7 @@ def gen_multi(hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, s
     for r3 in range(13):
         if count[r3] < 3:
             continue
-        tm = U0
-        t = 0
-        for i in range(4):
-            s = suit_order[i]
-            if t < 3 and suits[r3] >> s & 1:
-                tm |= U1 << np.uint64(4 * r3 + s)
-                t += 1
+        tm = _lowest_cards(r3, suits[r3], 3, suit_order)
         for want in (2, 3, 4):
             found = -1
             for r2 in range(13):
@@ -200,13 +207,7 @@ def gen_multi(hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, s
                     found = r2
                     break
             if found >= 0:
-                pm = U0
-                t = 0
-                for i in range(4):
-                    s = suit_order[i]
-                    if t < 2 and suits[found] >> s & 1:
-                        pm |= U1 << np.uint64(4 * found + s)
-                        t += 1
+                pm = _lowest_cards(found, suits[found], 2, suit_order)
                 k = _add(tm | pm, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
                 break
     # fours: with the lowest lone card, else the lowest other card
@@ -230,12 +231,7 @@ def gen_multi(hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, s
             if count[r] >= 2 and count[r + 1] >= 2 and count[r + 2] >= 2:
                 m = U0
                 for j in range(3):
-                    t = 0
-                    for i in range(4):
-                        s = suit_order[i]
-                        if t < 2 and suits[r + j] >> s & 1:
-                            m |= U1 << np.uint64(4 * (r + j) + s)
-                            t += 1
+                    m |= _lowest_cards(r + j, suits[r + j], 2, suit_order)
                 k = _add(m, hash_keys, hash_ids, bits, five_ctrl, out, ctrl, k)
     return k
 
