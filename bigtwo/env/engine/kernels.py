@@ -37,6 +37,13 @@ from bigtwo.env.rules.variant import FP_SLOTS, IP_SLOTS
 U1 = np.uint64(1)
 U0 = np.uint64(0)
 HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
+# An odd 64-bit multiplier with well-spread bits: a deal's number times it, xored into the game's
+# seed, starts that deal's random stream (``shuffled_deck``, ``drawn_reverse``), so deals 0, 1,
+# 2, ... of one seed start far apart.
+DEAL_MULT = np.uint64(0xD1B54A32D192ED03)
+# Xored into a deal's start as well, to set ``drawn_reverse``'s stream apart from the shuffles'.
+DRAW_STREAM = np.uint64(0xA0761D6478BD642F)
+ABOVE_EVERY_CARD = 99  # a card value above every card's (they run 0..51): ``lowest_card`` starts from it
 K_SINGLE = KIND_INDEX["single"]
 K_TRIPLE = KIND_INDEX["triple"]
 K_SF = KIND_INDEX["straight_flush"]
@@ -202,7 +209,7 @@ def highest_card(hand, suit_rank):
 
 @njit
 def lowest_card(hand, suit_rank):
-    best, best_v = -1, 99
+    best, best_v = -1, ABOVE_EVERY_CARD
     for c in range(52):
         if hand & bit(c):
             v = card_value(c, suit_rank)
@@ -227,7 +234,7 @@ def splitmix64(x):
 def shuffled_deck(seed, deal_no):
     """A shuffled deck for deal ``deal_no`` of the game seeded ``seed`` (Fisher-Yates, SplitMix64)."""
     deck = np.arange(52).astype(np.int8)
-    state = seed ^ (np.uint64(deal_no) * np.uint64(0xD1B54A32D192ED03))
+    state = seed ^ (np.uint64(deal_no) * DEAL_MULT)
     state, _ = splitmix64(state)
     for i in range(51, 0, -1):
         state, r = splitmix64(state)
@@ -242,7 +249,7 @@ def shuffled_deck(seed, deal_no):
 def drawn_reverse(seed, deal_no):
     """``turn_order: random``: whether the game started at deal number ``deal_no`` of the
     game seeded ``seed`` plays reversed (SplitMix64, a stream apart from the shuffles')."""
-    state = seed ^ (np.uint64(deal_no) * np.uint64(0xD1B54A32D192ED03)) ^ np.uint64(0xA0761D6478BD642F)
+    state = seed ^ (np.uint64(deal_no) * DEAL_MULT) ^ DRAW_STREAM
     _, z = splitmix64(state)
     return (z >> np.uint64(63)) == U1
 
