@@ -7,6 +7,7 @@ the table of settings (RULES.md, ``bigtwo variants --settings``) lists them all.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,12 +15,14 @@ import pytest
 
 from bigtwo.env.engine import jit, kernels
 from bigtwo.env.engine.engine import make_rules
+from bigtwo.env.rules import generated
 from bigtwo.env.rules.actions import action_table
-from bigtwo.env.rules.declaration import ACTION_TABLE, FP, IP, RULES_ARRAYS, Flag, Number, OneOf, Whole
+from bigtwo.env.rules.declaration import ACTION_TABLE, FP, IP, RULES_ARRAYS, Number, OneOf, Whole
 from bigtwo.env.rules.variant import (
     CHOICES,
     FP_SLOTS,
     IP_SLOTS,
+    KERNEL_CONSTANTS,
     SETTINGS,
     Variant,
     load_variant,
@@ -29,23 +32,13 @@ from bigtwo.env.rules.variant import (
 # The base every setting is changed from: the declared defaults, with collect scoring (``tiers``
 # needs it) and jp straights (``jqka2_suited`` only matters where J-Q-K-A-2 is no straight).
 BASE = Variant().replace(scoring="collect", straights="jp")
-# A value other than BASE's for the settings a parser of their own reads (the others are derived).
-PARSED_OTHER = {"suit_order": ["C", "S", "H", "D"], "opening_card": "3C", "straights": "tw", "tiers": [[10, 2]]}
 TABLE_PARTS = ("sizes", "kinds", "places", "masks", "beat_start", "group_end", "hash_keys", "rank_ids")
 
 
 def other_value(name: str) -> Any:
-    """A value of setting ``name`` that its declaration allows and BASE does not have."""
-    allows, now = SETTINGS[name].allows, BASE.to_dict()[name]
-    if isinstance(allows, OneOf):
-        return next(v for v in allows.values if v != now)
-    if isinstance(allows, Flag):
-        return not now
-    if isinstance(allows, Whole):
-        return allows.low if now != allows.low else allows.low + 1
-    if isinstance(allows, Number):
-        return allows.high if now != allows.high else allows.low
-    return PARSED_OTHER[name]
+    """An example of setting ``name`` (``Allowed.examples``, from its declaration) that BASE does not have."""
+    now = BASE.to_dict()[name]
+    return next(v for v in SETTINGS[name].allows.examples if BASE.replace(**{name: v}).to_dict()[name] != now)
 
 
 def rules_of(variant: Variant) -> dict[str, np.ndarray]:
@@ -66,9 +59,14 @@ def changed_parts(before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -
     return parts
 
 
-def test_the_alternative_values_cover_every_parsed_setting() -> None:
-    parsed = {name for name, s in SETTINGS.items() if not isinstance(s.allows, (OneOf, Flag, Whole, Number))}
-    assert parsed == set(PARSED_OTHER), "give PARSED_OTHER a value for each setting read by a parser of its own"
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_every_example_is_allowed_and_they_differ(name: str) -> None:
+    """A setting's examples (what the differential test plays) are allowed values, each distinct
+    (one of them not BASE's), so each example run plays something of its own."""
+    examples = SETTINGS[name].allows.examples
+    played = [BASE.replace(**{name: v}).to_dict()[name] for v in examples]
+    assert len({repr(p) for p in played}) == len(examples) >= 1
+    assert other_value(name) in examples
 
 
 @pytest.mark.parametrize("name", list(SETTINGS))
@@ -83,6 +81,43 @@ def test_every_declared_setting_reaches_the_kernels_where_it_says(name: str) -> 
         slot = {IP: IP_SLOTS, FP: FP_SLOTS}.get(route.target)
         expected.add(f"{route.target}[{slot[name]}]" if slot is not None else route.target)
     assert parts == expected, f"{name}: declared {sorted(expected)}, reached {sorted(parts)}"
+
+
+def test_the_kernels_constants_are_written_from_the_declarations() -> None:
+    """The block of ``IP_*``/``FP_*`` slots and choice codes in kernels.py is what the declarations
+    write, and the module's values are the declared ones."""
+    source = generated.KERNELS_FILE.read_text(encoding="utf-8")
+    assert generated.block(source, generated.KERNELS_MARKERS) == generated.kernel_constants_source(), (
+        "kernels.py's constants are stale: run `python -m bigtwo.env.rules.generated`"
+    )
+    assert generated.stale_files() == []
+    assert {name: getattr(kernels, name) for name in KERNEL_CONSTANTS} == {
+        name: value for name, (value, _what) in KERNEL_CONSTANTS.items()
+    }
+    for name, setting in SETTINGS.items():
+        for route in setting.kernels:
+            if route.target in (IP, FP):
+                slot = (IP_SLOTS if route.target == IP else FP_SLOTS)[name]
+                assert KERNEL_CONSTANTS[route.constant][0] == slot, name
+            if route.encoding == "code":
+                assert {f"{route.slot}_{str(v).upper()}" for v in CHOICES[name]} <= set(KERNEL_CONSTANTS), name
+
+
+def test_the_writer_puts_a_stale_block_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stale = tmp_path / "kernels.py"
+    begin, end = generated.KERNELS_MARKERS
+    stale.write_text(f"A = 1\n{begin}IP_PLAYERS = 7\n{end}\nB = 2\n", encoding="utf-8")
+    rules = tmp_path / "RULES.md"
+    rules.write_text(generated.RULES_MARKERS[0] + settings_table() + generated.RULES_MARKERS[1], encoding="utf-8")
+    monkeypatch.setattr(generated, "KERNELS_FILE", stale)
+    monkeypatch.setattr(generated, "RULES_FILE", rules)
+    assert generated.main(["--check"]) == 1
+    assert generated.write() == [stale]
+    assert stale.read_text(encoding="utf-8") == f"A = 1\n{begin}{generated.kernel_constants_source()}{end}\nB = 2\n"
+    assert generated.main(["--check"]) == 0
+    stale.write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no .* markers"):
+        generated.write()
 
 
 def test_the_kernels_slots_are_the_declared_ones() -> None:

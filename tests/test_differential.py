@@ -18,7 +18,11 @@ At every game end the winner and the payoffs agree (with ``buy_in``, each seat's
 ``buy_in`` plus its match score so far), the engine's match scores are the sums of the games'
 payoffs, and the match ends exactly when the reference's ``RefMatch.over`` says so.
 
-Runs: every named variant, and option runs that switch on every setting of RULES.md: 2 and 3
+Runs: every named variant; one run per example of every setting, taken from the settings'
+declarations (``Allowed.examples``: every value of a list, both of a flag, the low end of a range
+and a step above it, a parsed setting's named examples), each changed alone from one base, so a
+new setting is played here as soon as it is declared; and option runs, written here, that combine
+settings where they meet and count what they must exercise: 2 and 3
 players (13 and 26 cards for two, and hands of 1 or 2 cards), ``opening_card: lowest``, an odd
 named opening card, and the fallback when the named card is not dealt, ``opening_every_game``
 and winner-leads matches, ``pair_chain``, ``two_ends_trick``, ``last_card_rule`` off / enforce /
@@ -45,7 +49,7 @@ engines at once.
 How to run
 ----------
 ``pytest`` runs the CI sample (about a minute in all). The long sweep (1,000 games per named
-variant, 200 matches, so at least 200 games, per option run) is marked ``slow`` and skipped by
+variant, 200 matches, so at least 200 games, per example run and option run) is marked ``slow`` and skipped by
 default (tests/conftest.py)::
 
     .venv/bin/pytest tests/test_differential.py -m slow      # the sweep only
@@ -57,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import json
 import math
 import random
 from collections import Counter
@@ -70,7 +75,7 @@ from conftest import NAMED_VARIANTS
 
 from bigtwo.env.engine.engine import Engine
 from bigtwo.env.rules.cards import format_cards, parse_cards
-from bigtwo.env.rules.variant import Variant, load_variant
+from bigtwo.env.rules.variant import SETTINGS, Variant, load_variant
 
 try:  # tests/ may or may not be a package
     import tests.reference as reference
@@ -307,6 +312,38 @@ OPTION_RUNS = [
         expect=("target",),
     ),
 ]
+
+# Every setting's examples (``Allowed.examples``, declared with the setting) each get a run of their
+# own, changed from EXAMPLE_BASE: a setting declared tomorrow is played here with no line added.
+# The base scores ``collect`` (so ``tiers`` applies) with jp straights (so ``jqka2_suited`` does), and
+# deals short hands over two-game matches (openings and winners' leads both come up).
+EXAMPLE_BASE = ("japan", {"scoring": "collect", "cards_per_player": 6, "games": 2})
+EXAMPLE_MATCHES = 12  # matches per example run in the CI sample
+
+
+def _example_id(name: str, value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return f"{name}={text}"
+
+
+def example_runs() -> list[Run]:
+    """One run per declared example of every setting (``SETTINGS[name].allows.examples``), each
+    the base with that one setting changed; an example that leaves the base as it is plays once."""
+    base, base_overrides = EXAMPLE_BASE
+    runs, seen = (
+        [Run("examples-base", base, base_overrides, ci=EXAMPLE_MATCHES)],
+        {load_variant(base, **base_overrides).rules_key()},
+    )
+    for name, setting in SETTINGS.items():
+        for value in setting.allows.examples:
+            run = Run(_example_id(name, value), base, {**base_overrides, name: value}, ci=EXAMPLE_MATCHES)
+            if run.variant.rules_key() not in seen:
+                seen.add(run.variant.rules_key())
+                runs.append(run)
+    return runs
+
+
+EXAMPLE_RUNS = example_runs()
 
 
 # ---------------------------------------------------------------- helpers
@@ -694,11 +731,33 @@ def test_engine_matches_reference(run: Run) -> None:
     lockstep(run, run.ci, seed=1_000 + 7_919 * (NAMED_RUNS + OPTION_RUNS).index(run))
 
 
+@pytest.mark.parametrize("run", EXAMPLE_RUNS, ids=lambda r: r.id)
+def test_engine_matches_reference_on_every_declared_example(run: Run) -> None:
+    lockstep(run, run.ci, seed=30_000_000 + 7_919 * EXAMPLE_RUNS.index(run))
+
+
+def test_the_example_runs_play_every_declared_value() -> None:
+    """Each setting's every example is played (by its own run, or by the base when it is the base's)."""
+    base = EXAMPLE_RUNS[0].variant
+    played = {(name, repr(value)) for run in EXAMPLE_RUNS for name, value in run.variant.to_dict().items()}
+    for name, setting in SETTINGS.items():
+        for value in setting.allows.examples:
+            wanted = base.replace(**{name: value}).to_dict()[name]
+            assert (name, repr(wanted)) in played, f"no run plays {name}={value!r}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("run", NAMED_RUNS, ids=lambda r: r.id)
 def test_engine_matches_reference_sweep_named(run: Run) -> None:
     stats = lockstep(run, 1_000, seed=10_000_000 + 100_003 * NAMED_RUNS.index(run))
     assert stats["games"] >= 1_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", EXAMPLE_RUNS, ids=lambda r: r.id)
+def test_engine_matches_reference_sweep_examples(run: Run) -> None:
+    stats = lockstep(run, 200, seed=40_000_000 + 100_003 * EXAMPLE_RUNS.index(run))
+    assert stats["games"] >= 200
 
 
 @pytest.mark.slow

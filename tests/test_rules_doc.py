@@ -27,8 +27,8 @@ PROSE = RULES.replace(TABLE, "")
 def test_the_settings_table_is_written_from_the_declarations() -> None:
     assert TABLE, f"RULES.md has no settings table between {BEGIN.strip()} and {END.strip()}"
     assert settings_table() == TABLE, (
-        "RULES.md's settings table is out of date: paste the output of `bigtwo variants --settings` "
-        f"between {BEGIN.strip()} and {END.strip()}"
+        "RULES.md's settings table is out of date: run `python -m bigtwo.env.rules.generated` (it writes "
+        f"`bigtwo variants --settings` between {BEGIN.strip()} and {END.strip()})"
     )
     for name, setting in SETTINGS.items():
         assert f"| `{name}` |" in TABLE and setting.doc in TABLE

@@ -6,8 +6,10 @@ slices of the batch in threads, one per core (Numba's ``prange`` does not write 
 arrays).
 
 Integer settings travel in ``ip`` (``IP_*`` indices), numbers in ``fp`` (``FP_*``): each setting
-declares its slot with itself (``bigtwo.env.rules.variant``, ``IP_SLOTS``/``FP_SLOTS``), and
-``engine.make_rules`` fills them from the declarations. A card set is a
+declares its slot, and the slot's name, with itself (``bigtwo.env.rules.variant``); the block of
+``IP_*``/``FP_*`` constants and choice codes below is written from the declarations
+(``python -m bigtwo.env.rules.generated``; a test fails while it is stale), and
+``engine.make_rules`` fills the slots from them. A card set is a
 ``uint64`` with bit ``c`` for card ``c``; a card's value (rank, then the variant's suit order)
 is ``rank * 4 + suit_rank[suit]``.
 
@@ -30,11 +32,18 @@ import numpy as np
 
 from bigtwo.env.engine.jit import njit
 from bigtwo.env.rules.combos import KIND_INDEX
-from bigtwo.env.rules.variant import FP_SLOTS, IP_SLOTS, choice_code
+from bigtwo.env.rules.variant import FP_SLOTS, IP_SLOTS
 
 U1 = np.uint64(1)
 U0 = np.uint64(0)
 HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
+# An odd 64-bit multiplier with well-spread bits: a deal's number times it, xored into the game's
+# seed, starts that deal's random stream (``shuffled_deck``, ``drawn_reverse``), so deals 0, 1,
+# 2, ... of one seed start far apart.
+DEAL_MULT = np.uint64(0xD1B54A32D192ED03)
+# Xored into a deal's start as well, to set ``drawn_reverse``'s stream apart from the shuffles'.
+DRAW_STREAM = np.uint64(0xA0761D6478BD642F)
+ABOVE_EVERY_CARD = 99  # a card value above every card's (they run 0..51): ``lowest_card`` starts from it
 K_SINGLE = KIND_INDEX["single"]
 K_TRIPLE = KIND_INDEX["triple"]
 K_SF = KIND_INDEX["straight_flush"]
@@ -43,30 +52,40 @@ K_FULL = KIND_INDEX["full_house"]
 K_FOUR = KIND_INDEX["four_of_a_kind"]
 TWO_RANK = 12
 
-# Integer settings (ip) and number settings (fp): each setting's slot is declared with the setting
-# (``variant.IP_SLOTS``, ``variant.FP_SLOTS``); these are the kernels' names for them.
-IP_PLAYERS, IP_CPP, IP_OPENING, IP_OPEN_EVERY, IP_PAIR_CHAIN, IP_TWO_ENDS = (
-    IP_SLOTS[name]
-    for name in ("players", "cards_per_player", "opening_card", "opening_every_game", "pair_chain", "two_ends_trick")
-)
-IP_LAST_CARD, IP_SCORING, IP_GAMES, IP_TWOS_MULT, IP_TURN_ORDER = (
-    IP_SLOTS[name] for name in ("last_card_rule", "scoring", "games", "penalty_multiplier_for_twos", "turn_order")
-)
+# The kernels' names for the settings' slots in ``ip`` (integers) and ``fp`` (numbers), and for the
+# codes of the settings with a fixed list of values (a value's place in ``variant.CHOICES``): all
+# named by the settings' declarations (``variant.KERNEL_CONSTANTS``) and written here from them.
+# <generated: python -m bigtwo.env.rules.generated; from the settings' declarations>
+IP_PLAYERS = 0  # players: the value
+IP_CPP = 1  # cards_per_player: the value
+IP_OPENING = 2  # opening_card: the card's id
+IP_OPEN_EVERY = 3  # opening_every_game: 1 or 0
+IP_PAIR_CHAIN = 4  # pair_chain: 1 or 0
+IP_TWO_ENDS = 5  # two_ends_trick: 1 or 0
+IP_LAST_CARD = 6  # last_card_rule: its place in the list
+IP_SCORING = 7  # scoring: its place in the list
+IP_TWOS_MULT = 8  # penalty_multiplier_for_twos: the value
+IP_GAMES = 9  # games: the value
+IP_TURN_ORDER = 10  # turn_order: its place in the list
+FP_UNIT = 0  # unit: the value
+FP_BUY_IN = 1  # buy_in: the value
+FP_RAKE = 2  # rake: the value
+FP_TARGET = 3  # target_score: the value
+LAST_CARD_OFF = 0  # last_card_rule: off
+LAST_CARD_ENFORCE = 1  # last_card_rule: enforce
+LAST_CARD_LIABILITY = 2  # last_card_rule: liability
+SCORING_CARDS = 0  # scoring: cards
+SCORING_TIERED = 1  # scoring: tiered
+SCORING_PAIRWISE = 2  # scoring: pairwise
+SCORING_WIN_LOSS = 3  # scoring: win_loss
+SCORING_COLLECT = 4  # scoring: collect
+TURN_ORDER_FIXED = 0  # turn_order: fixed
+TURN_ORDER_ALTERNATE = 1  # turn_order: alternate
+TURN_ORDER_RANDOM = 2  # turn_order: random
+# </generated>
 IP_NUM = len(IP_SLOTS)
-FP_UNIT, FP_BUY_IN, FP_RAKE, FP_TARGET = (FP_SLOTS[name] for name in ("unit", "buy_in", "rake", "target_score"))
 FP_SCORE_SCALE = len(FP_SLOTS)  # not a setting: 1 / the variant's worst payoff of one game (make_rules)
 FP_NUM = FP_SCORE_SCALE + 1
-# The codes of the settings with a fixed list of values (``ip[IP_LAST_CARD]``, ``ip[IP_SCORING]``,
-# ``ip[IP_TURN_ORDER]``): each value's place in ``variant.CHOICES``, taken from there (``choice_code``).
-LAST_CARD_OFF, LAST_CARD_ENFORCE, LAST_CARD_LIABILITY = (
-    choice_code("last_card_rule", rule) for rule in ("off", "enforce", "liability")
-)
-SCORING_CARDS, SCORING_TIERED, SCORING_PAIRWISE, SCORING_WIN_LOSS, SCORING_COLLECT = (
-    choice_code("scoring", scoring) for scoring in ("cards", "tiered", "pairwise", "win_loss", "collect")
-)
-TURN_ORDER_FIXED, TURN_ORDER_ALTERNATE, TURN_ORDER_RANDOM = (
-    choice_code("turn_order", mode) for mode in ("fixed", "alternate", "random")
-)
 # Last-card duties of the seat to act (observation and liability): none, must lead 2+ cards,
 # must lead the highest single, a single answer must be the highest card.
 DUTY_NONE, DUTY_LEAD_MULTI, DUTY_LEAD_HIGHEST, DUTY_ANSWER_HIGHEST = 0, 1, 2, 3
@@ -190,7 +209,7 @@ def highest_card(hand, suit_rank):
 
 @njit
 def lowest_card(hand, suit_rank):
-    best, best_v = -1, 99
+    best, best_v = -1, ABOVE_EVERY_CARD
     for c in range(52):
         if hand & bit(c):
             v = card_value(c, suit_rank)
@@ -215,7 +234,7 @@ def splitmix64(x):
 def shuffled_deck(seed, deal_no):
     """A shuffled deck for deal ``deal_no`` of the game seeded ``seed`` (Fisher-Yates, SplitMix64)."""
     deck = np.arange(52).astype(np.int8)
-    state = seed ^ (np.uint64(deal_no) * np.uint64(0xD1B54A32D192ED03))
+    state = seed ^ (np.uint64(deal_no) * DEAL_MULT)
     state, _ = splitmix64(state)
     for i in range(51, 0, -1):
         state, r = splitmix64(state)
@@ -230,7 +249,7 @@ def shuffled_deck(seed, deal_no):
 def drawn_reverse(seed, deal_no):
     """``turn_order: random``: whether the game started at deal number ``deal_no`` of the
     game seeded ``seed`` plays reversed (SplitMix64, a stream apart from the shuffles')."""
-    state = seed ^ (np.uint64(deal_no) * np.uint64(0xD1B54A32D192ED03)) ^ np.uint64(0xA0761D6478BD642F)
+    state = seed ^ (np.uint64(deal_no) * DEAL_MULT) ^ DRAW_STREAM
     _, z = splitmix64(state)
     return (z >> np.uint64(63)) == U1
 

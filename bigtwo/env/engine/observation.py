@@ -418,11 +418,34 @@ def put_recent(out, seat_base, kind_base, strength_base, hist_seat, hist_action,
         out[strength_base + i] = places[a]
 
 
+# The parts ``put_seat`` writes, by name: the observation's and the state's (``seat_bases``).
+SEAT_PART_NAMES = ("PLAYED", "CARDS_LEFT_FRACTION", "PASSED_ON", "PASSED_ON_STRENGTH", "MATCH_SCORES")
+_SEAT_PARTS = np.array([Part[name] for name in SEAT_PART_NAMES], dtype=np.int64)
+
+
 @njit(inline="always")
-def put_seat_record(out, k, flag_base, strength_base, scores_base, passed_on, score, places):
-    """A seat's record at place ``k``: the plays it passed on per size (``passed_on``, its row of
-    the state: flag and the weakest's strength, ``SIZE_SLOTS`` each) and its match ``score``
-    (already per worst game)."""
+def seat_bases(fixed, per_seat, parts, players):
+    """``put_seat``'s ``bases``: the first slots of ``parts`` (the indices of ``SEAT_PART_NAMES`` in a
+    layout) in a vector whose starts are ``fixed + per_seat * players`` (``layout_starts``)."""
+    return (
+        fixed[parts[0]] + per_seat[parts[0]] * players,
+        fixed[parts[1]] + per_seat[parts[1]] * players,
+        fixed[parts[2]] + per_seat[parts[2]] * players,
+        fixed[parts[3]] + per_seat[parts[3]] * players,
+        fixed[parts[4]] + per_seat[parts[4]] * players,
+    )
+
+
+@njit(inline="always")
+def put_seat(out, k, bases, played, count, cpp, passed_on, score, places):
+    """What the table knows of the seat at place ``k``: the cards it has ``played``, its cards left
+    (``count``, a fraction of ``cpp``), the plays it passed on per size (``passed_on``, its row of the
+    state: flag and the weakest's strength, ``SIZE_SLOTS`` each) and its match ``score`` (already per
+    worst game). ``bases``: the first slots of the played cards, the cards-left fractions, the
+    passed-on flags and strengths, and the match scores (the observation's and the state's)."""
+    played_base, left_base, flag_base, strength_base, scores_base = bases
+    write_cards(out, played_base + 52 * k, played)
+    out[left_base + k] = count / cpp
     for j in range(SIZE_SLOTS):
         t = passed_on[j]
         if t > 0:
@@ -461,19 +484,12 @@ def observe_range(lo, hi, seats, rows, R, S):
         out[part_start(Part.TABLE_KIND, players) : part_start(Part.UNSEEN, players)] = 0.0
         out[part_start(Part.RECENT_SEAT, players) :] = 0.0
         write_cards(out, part_start(Part.HAND, players), S.hands[g, seat])
-        played_base = part_start(Part.PLAYED, players)
-        left_base = part_start(Part.CARDS_LEFT_FRACTION, players)
-        flag_base = part_start(Part.PASSED_ON, players)
-        strength_base = part_start(Part.PASSED_ON_STRENGTH, players)
-        scores_base = part_start(Part.MATCH_SCORES, players)
+        bases = seat_bases(_FIXED_START, _SEAT_START, _SEAT_PARTS, players)
         scale = R.fp[FP_SCORE_SCALE]
         for k in range(players):
             s = seat_after(seat, k, players, rev)
-            write_cards(out, played_base + 52 * k, S.played[g, s])
-            out[left_base + k] = S.counts[g, s] / cpp
-            put_seat_record(
-                out, k, flag_base, strength_base, scores_base, S.passed_on[g, s], S.match_scores[g, s] * scale, R.places
-            )
+            score = S.match_scores[g, s] * scale
+            put_seat(out, k, bases, S.played[g, s], S.counts[g, s], cpp, S.passed_on[g, s], score, R.places)
         put_table(
             out,
             part_start(Part.TABLE, players),
@@ -586,7 +602,8 @@ __all__ = [
     "part_slices",
     "part_start",
     "put_recent",
-    "put_seat_record",
+    "put_seat",
+    "seat_bases",
     "put_table",
     "relative_seat",
     "step_observe_all",

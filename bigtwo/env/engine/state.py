@@ -47,7 +47,7 @@ observation's layout tools place and read it too: ``state_size``, ``state_slices
 (every part by name, places as indices, ``-1`` for none) and, in kernels, ``state_start``
 (indexed by ``StatePart``). The parts that the observation has too (the table, the history, what
 each seat passed on, the match) are written by the same kernel helpers
-(``observation.put_table``, ``put_recent``, ``put_seat_record``), so both say the same.
+(``observation.put_table``, ``put_recent``, ``put_seat``), so both say the same.
 
 Where it is offered (computed only when asked: the ordinary step and observation never pay for
 it): ``Engine.global_state(seats=None, out=None)`` (N games at once, each from its own view;
@@ -78,6 +78,7 @@ from bigtwo.env.engine.jit import njit
 from bigtwo.env.engine.kernels import FP_SCORE_SCALE, IP_CPP, IP_GAMES, IP_PLAYERS
 from bigtwo.env.engine.observation import (
     LAYOUT,
+    SEAT_PART_NAMES,
     ObsPart,
     absolute_seat,
     decode_observation,
@@ -88,8 +89,9 @@ from bigtwo.env.engine.observation import (
     obs_size,
     part_slices,
     put_recent,
-    put_seat_record,
+    put_seat,
     put_table,
+    seat_bases,
     size_formula,
     table_view,
     view_place,
@@ -143,6 +145,7 @@ STATE_LAYOUT: tuple[ObsPart, ...] = (
 StatePart = index_enum("StatePart", STATE_LAYOUT, __name__)
 StatePart.__doc__ = "Index of each ``STATE_LAYOUT`` part, by its name in capitals (``StatePart.HANDS``)."
 _FIXED_START, _SEAT_START = layout_starts(STATE_LAYOUT)
+_SEAT_PARTS = np.array([StatePart[name] for name in SEAT_PART_NAMES], dtype=np.int64)  # ``seat_bases``
 
 
 def state_size(players: int) -> int:
@@ -199,20 +202,14 @@ def state_one(g, view, R, S, out):
     cpp = R.ip[IP_CPP]
     out[:] = 0.0
     hands_base = state_start(StatePart.HANDS, players)
-    played_base = state_start(StatePart.PLAYED, players)
-    left_base = state_start(StatePart.CARDS_LEFT_FRACTION, players)
-    flag_base = state_start(StatePart.PASSED_ON, players)
-    strength_base = state_start(StatePart.PASSED_ON_STRENGTH, players)
-    scores_base = state_start(StatePart.MATCH_SCORES, players)
+    bases = seat_bases(_FIXED_START, _SEAT_START, _SEAT_PARTS, players)
     breach_base = state_start(StatePart.BREACH, players)
     rev = S.reverse[g]
     for k in range(players):
         s = view_seat(view, k, players, rev)
         write_cards(out, hands_base + 52 * k, S.hands[g, s])
-        write_cards(out, played_base + 52 * k, S.played[g, s])
-        out[left_base + k] = S.counts[g, s] / cpp
         score = S.match_scores[g, s] * R.fp[FP_SCORE_SCALE]
-        put_seat_record(out, k, flag_base, strength_base, scores_base, S.passed_on[g, s], score, R.places)
+        put_seat(out, k, bases, S.played[g, s], S.counts[g, s], cpp, S.passed_on[g, s], score, R.places)
         if S.breach[g, absolute_seat(s, 1, players, rev)]:  # flagged on the seat it was broken against
             out[breach_base + k] = 1.0
     put_table(

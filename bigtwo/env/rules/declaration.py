@@ -8,16 +8,21 @@ keeps together:
   or ``Parsed`` by a function of its own), in words for tables and errors, and how a value is
   checked and normalised,
 - a one-line description,
-- how the compiled kernels receive it (``Route``): a slot of the integer parameters ``ip`` (the
-  value, its code in its list, a flag or a card id), a slot of the number parameters ``fp``, one
-  of the kernels' ``Rules`` arrays, the action table, or nothing (a label).
+- how the compiled kernels receive it (``Route``): a named slot of the integer parameters ``ip``
+  (the value, its code in its list, a flag or a card id), a named slot of the number parameters
+  ``fp``, one of the kernels' ``Rules`` arrays, the action table, or nothing (a label),
+- the values a test plays it with (``Allowed.examples``: every value of a list, both of a flag, the
+  low end of a range and a step above it, or the ``examples`` a ``Parsed`` setting names).
 
 What the other places need is derived from these declarations (``bigtwo.env.rules.variant``):
 ``CHOICES``, ``BOUNDS``, the loader's checks, the settings table (RULES.md, ``bigtwo variants
---settings``), the kernels' slot indices (``IP_SLOTS``, ``FP_SLOTS``) and
-``bigtwo.env.engine.engine.make_rules``. The kernels compile in the slot indices and the choice
-codes (a value's place in its ``OneOf`` list), so this module and ``variant`` are part of the
-kernel cache's key (``bigtwo.env.engine.jit.COMPILED_IN``).
+--settings``), the kernels' slot indices (``IP_SLOTS``, ``FP_SLOTS``), the kernels' named constants
+(``KERNEL_CONSTANTS``: ``IP_<slot>``, ``FP_<slot>`` and a code's ``<slot>_<VALUE>``, written into
+``bigtwo/env/engine/kernels.py`` by ``bigtwo.env.rules.generated``),
+``bigtwo.env.engine.engine.make_rules`` and the differential test's runs over every setting's
+examples. The kernels compile in the slot indices and the choice codes (a value's place in its
+``OneOf`` list), so this module and ``variant`` are part of the kernel cache's key
+(``bigtwo.env.engine.jit.COMPILED_IN``).
 
 >>> scoring = OneOf("cards", "tiered")
 >>> scoring.check("tiered"), scoring.code("tiered"), scoring.text
@@ -26,6 +31,8 @@ kernel cache's key (``bigtwo.env.engine.jit.COMPILED_IN``).
 (3, 'an integer >= 1 (1 = off) and <= 100')
 >>> Number(0, 1e6, open_low=True).check(2)
 2.0
+>>> scoring.examples, Whole(1, 100, off=1).examples, Number(0, 1e12, off=0).examples
+(('cards', 'tiered'), (1, 2), (0.0, 1.5))
 >>> try:
 ...     Flag().check("yes")
 ... except BadValue as bad:
@@ -37,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +87,12 @@ class Allowed:
     def check(self, value: Any) -> Any:
         raise NotImplementedError
 
+    @property
+    def examples(self) -> tuple[Any, ...]:
+        """A few allowed values, as a YAML file gives them, that the differential test plays
+        (tests/test_differential.py: one run per value)."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True, init=False)
 class OneOf(Allowed):
@@ -109,6 +123,11 @@ class OneOf(Allowed):
         """``value``'s place in the list (``ValueError`` when it is not in it)."""
         return self.values.index(value)
 
+    @property
+    def examples(self) -> tuple[Any, ...]:
+        """Every value of the list."""
+        return self.values
+
 
 @dataclass(frozen=True)
 class Flag(Allowed):
@@ -120,6 +139,11 @@ class Flag(Allowed):
         if not isinstance(value, bool):
             raise BadValue(self.text)
         return value
+
+    @property
+    def examples(self) -> tuple[bool, ...]:
+        """Both."""
+        return (False, True)
 
 
 @dataclass(frozen=True)
@@ -141,6 +165,12 @@ class Whole(Allowed):
         if not is_whole(value) or not self.low <= value <= self.high:
             raise BadValue(self.text)
         return int(value)
+
+    @property
+    def examples(self) -> tuple[int, ...]:
+        """The low end and the integer above it (the high ends, such as a match of 1,000,000
+        games, are too long to play)."""
+        return (self.low, self.low + 1)
 
 
 @dataclass(frozen=True)
@@ -164,16 +194,36 @@ class Number(Allowed):
             raise BadValue(self.text)
         return float(value)
 
+    @property
+    def examples(self) -> tuple[float, ...]:
+        """The low end (when allowed) and a fraction above it: payoffs of a table's size, which the
+        engine and the reference sum alike to the last bit."""
+        return (float(self.low), self.low + 1.5) if not self.open_low else (self.low + 1.5,)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Parsed(Allowed):
-    """A value read by a function of its own (``parse``: the value normalised, or ``BadValue``)."""
+    """A value read by a function of its own (``parse``: the value normalised, or ``BadValue``),
+    with the ``examples`` a test plays it with (as a YAML file gives them)."""
 
     text: str
     parse: Callable[[Any], Any] = field(compare=False)
+    given: tuple[Any, ...] = field(compare=False)  # the examples
+
+    def __init__(self, text: str, parse: Callable[[Any], Any], *examples: Any) -> None:
+        if not examples:
+            raise ValueError(f"Parsed {text!r} needs examples for the tests to play")
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "parse", parse)
+        object.__setattr__(self, "given", examples)
 
     def check(self, value: Any) -> Any:
         return self.parse(value)
+
+    @property
+    def examples(self) -> tuple[Any, ...]:
+        """The examples the declaration names."""
+        return self.given
 
 
 # How the kernels receive a setting (``Route.target``): a slot of ``Rules.ip`` (int64) or of
@@ -181,43 +231,61 @@ class Parsed(Allowed):
 IP, FP, ACTION_TABLE = "ip", "fp", "action_table"
 RULES_ARRAYS = ("suit_rank", "windows", "tiers")  # the ``Rules`` arrays a setting is made into
 # What an ``ip`` slot holds: the value itself, its code (place in its ``OneOf``), 1/0 for a flag, a card's id.
-IP_ENCODINGS = ("value", "code", "flag", "card")
+IP_HOLDS = {"value": "the value", "code": "its place in the list", "flag": "1 or 0", "card": "the card's id"}
+IP_ENCODINGS = tuple(IP_HOLDS)
 
 
 @dataclass(frozen=True)
 class Route:
     """One way the kernels receive a setting: ``target`` (``IP``, ``FP``, a name of ``RULES_ARRAYS``
-    or ``ACTION_TABLE``), and for ``IP`` what the slot holds (``encoding``); an array is built from
-    the value by ``build``. Make one with ``ip``, ``fp``, ``array`` or ``ACTION_TABLE_ROUTE``."""
+    or ``ACTION_TABLE``), for ``IP`` what the slot holds (``encoding``), for ``IP`` and ``FP`` the
+    slot's name (``slot``: the kernels read it as ``IP_<slot>``/``FP_<slot>``, a code as
+    ``<slot>_<VALUE>``); an array is built from the value by ``build``. Make one with ``ip``, ``fp``,
+    ``array`` or ``ACTION_TABLE_ROUTE``."""
 
     target: str
     encoding: str = ""
     build: Callable[[Any], Any] | None = field(default=None, compare=False)
+    slot: str = ""
+
+    @property
+    def constant(self) -> str:
+        """The kernels' name for the slot (``IP_PLAYERS``), or "" for a route with no slot."""
+        return f"{self.target.upper()}_{self.slot}" if self.slot else ""
 
     @property
     def text(self) -> str:
         """In words, for the settings table."""
         if self.target == IP:
-            what = {"value": "the value", "code": "its place in the list", "flag": "1 or 0", "card": "the card's id"}
-            return f"`ip` slot ({what[self.encoding]})"
+            return f"`ip[{self.constant}]` ({IP_HOLDS[self.encoding]})"
         if self.target == FP:
-            return "`fp` slot"
+            return f"`fp[{self.constant}]`"
         if self.target == ACTION_TABLE:
             return "the action table"
         return f"`Rules.{self.target}`"
 
 
-def ip(encoding: str) -> Route:
-    """An ``ip`` slot holding the value (``"value"``), its code (``"code"``), 1/0 (``"flag"``) or a
+_SLOT_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _slot_name(slot: str) -> str:
+    if not _SLOT_NAME.fullmatch(slot):
+        raise ValueError(f"slot name {slot!r}: upper-case letters, digits and _, e.g. 'TWOS_MULT'")
+    return slot
+
+
+def ip(encoding: str, slot: str) -> Route:
+    """An ``ip`` slot named ``slot`` (the kernels' ``IP_<slot>``) holding the value (``"value"``),
+    its code (``"code"``; the kernels name each code ``<slot>_<VALUE>``), 1/0 (``"flag"``) or a
     card id (``"card"``)."""
     if encoding not in IP_ENCODINGS:
         raise ValueError(f"ip slot encoding {encoding!r}; allowed: {', '.join(IP_ENCODINGS)}")
-    return Route(IP, encoding)
+    return Route(IP, encoding, slot=_slot_name(slot))
 
 
-def fp() -> Route:
-    """An ``fp`` slot holding the value as a float."""
-    return Route(FP)
+def fp(slot: str) -> Route:
+    """An ``fp`` slot named ``slot`` (the kernels' ``FP_<slot>``) holding the value as a float."""
+    return Route(FP, slot=_slot_name(slot))
 
 
 def array(name: str, build: Callable[[Any], Any]) -> Route:
@@ -280,3 +348,33 @@ def slots(settings: dict[str, Setting], target: str) -> dict[str, int]:
     """The slot of each setting routed to ``target`` (``IP`` or ``FP``): 0, 1, ... in declaration order."""
     names = [s.name for s in settings.values() if any(r.target == target for r in s.kernels)]
     return {name: i for i, name in enumerate(names)}
+
+
+def kernel_constants(settings: dict[str, Setting]) -> dict[str, tuple[int, str]]:
+    """The kernels' named constants, each with what it is in words: ``IP_<slot>`` and ``FP_<slot>``
+    (the slot's index, ``slots``) and, for an ``ip`` slot holding a code, ``<slot>_<VALUE>`` for each
+    value of the list (its code). ``bigtwo.env.rules.generated`` writes them into the kernels' source.
+
+    >>> from bigtwo.env.rules.variant import SETTINGS
+    >>> kernel_constants(SETTINGS)["IP_PLAYERS"], kernel_constants(SETTINGS)["SCORING_WIN_LOSS"]
+    ((0, 'players: the value'), (3, 'scoring: win_loss'))
+    """
+    named: list[tuple[str, int, str]] = []
+    codes: list[tuple[str, int, str]] = []
+    for target in (IP, FP):
+        for name, index in slots(settings, target).items():
+            setting = settings[name]
+            route = next(r for r in setting.kernels if r.target == target)
+            named.append((route.constant, index, f"{name}: {IP_HOLDS.get(route.encoding, 'the value')}"))
+            if route.encoding == "code":
+                if not isinstance(setting.allows, OneOf):
+                    raise TypeError(f"setting {name!r}: an ip code needs OneOf, not {setting.allows!r}")
+                codes += [
+                    (f"{route.slot}_{str(v).upper()}", setting.allows.code(v), f"{name}: {v}")
+                    for v in setting.allows.values
+                ]
+    out = {const: (value, what) for const, value, what in named + codes}
+    if len(out) != len(named) + len(codes):
+        repeated = sorted({c for c, _, _ in named + codes if [n for n, _, _ in named + codes].count(c) > 1})
+        raise ValueError(f"kernel constants named twice: {repeated}; give each slot a name of its own")
+    return out

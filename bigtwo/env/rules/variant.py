@@ -10,10 +10,12 @@ compiled kernels receive it. The rest follows from the declarations: ``SETTINGS`
 (the settings with a fixed list; a value's place in it is the kernels' code), ``BOUNDS`` (the
 numeric ranges), the loader's checks and errors, ``settings_table`` (the table in RULES.md and
 ``bigtwo variants --settings``), ``IP_SLOTS``/``FP_SLOTS`` (where the kernels' parameter arrays
-hold each setting) and ``bigtwo.env.engine.engine.make_rules``.
+hold each setting), ``KERNEL_CONSTANTS`` (the kernels' names for the slots and codes, written into
+``bigtwo/env/engine/kernels.py`` by ``bigtwo.env.rules.generated``) and
+``bigtwo.env.engine.engine.make_rules``.
 
 >>> print(settings_table().splitlines()[2])
-| `players` | `4` | 2, 3, 4 | Seats at the table. | `ip` slot (the value) |
+| `players` | `4` | 2, 3, 4 | Seats at the table. | `ip[IP_PLAYERS]` (the value) |
 
 A straight window is five ranks written lowest first, as text ``"A-2-3-4-5"`` or a list; its
 top card (whose suit breaks ties) is the last rank written unless given as
@@ -82,6 +84,7 @@ from bigtwo.env.rules.declaration import (
     fp,
     ip,
     is_number,
+    kernel_constants,
     setting,
     slots,
 )
@@ -232,35 +235,40 @@ class Variant:
     allows, its description and how the kernels receive it)."""
 
     name: str = "custom"
-    players: int = setting(4, OneOf(2, 3, 4), "Seats at the table.", ip("value"))
+    players: int = setting(4, OneOf(2, 3, 4), "Seats at the table.", ip("value", "PLAYERS"))
     cards_per_player: int = setting(
         13,
         Whole(1, 26, words="an integer 1..26 (13 for 4 players; 26 for two players)"),
         "Cards dealt to each seat; players x cards_per_player is at most 52 (the rest stay undealt).",
-        ip("value"),
+        ip("value", "CPP"),
     )
     suit_order: tuple[str, ...] = setting(
         ("D", "C", "H", "S"),
-        Parsed(_SUITS_ALLOWED, _parse_suit_order),
+        Parsed(_SUITS_ALLOWED, _parse_suit_order, ["D", "C", "H", "S"], ["S", "H", "C", "D"]),
         "The four suits, lowest first: which of two cards of one rank is higher.",
         array("suit_rank", _suit_rank_array),
         ACTION_TABLE_ROUTE,
     )
     opening_card: str = setting(
         "3D",
-        Parsed(_OPENING_ALLOWED, _parse_opening_card),
+        Parsed(_OPENING_ALLOWED, _parse_opening_card, "3D", "3C", "7H", "lowest"),
         "The card whose holder leads a match's first game, which that play must hold; lowest: the lowest card dealt.",
-        ip("card"),
+        ip("card", "OPENING"),
     )
     opening_every_game: bool = setting(
         False,
         Flag(),
         "Every game of a match opens with opening_card (false: the previous game's winner leads freely).",
-        ip("flag"),
+        ip("flag", "OPEN_EVERY"),
     )
     straights: tuple[Window, ...] = setting(
         STRAIGHT_PRESETS["hk"],
-        Parsed(f"{', '.join(STRAIGHT_PRESETS)} or a list of windows (five ranks lowest first)", _parse_straights),
+        Parsed(
+            f"{', '.join(STRAIGHT_PRESETS)} or a list of windows (five ranks lowest first)",
+            _parse_straights,
+            *STRAIGHT_PRESETS,
+            ["3-4-5-6-7", "9-10-J-Q-K", {"ranks": "A-2-3-4-5", "top": "A"}, "10-J-Q-K-A"],
+        ),
         "Which five ranks make a straight, lowest straight first: a preset or a list of windows.",
         array("windows", _windows_array),
         ACTION_TABLE_ROUTE,
@@ -282,49 +290,51 @@ class Variant:
         False,
         Flag(),
         "Three pairs of consecutive ranks (5566 77) are a six-card play.",
-        ip("flag"),
+        ip("flag", "PAIR_CHAIN"),
         ACTION_TABLE_ROUTE,
     )
-    two_ends_trick: bool = setting(False, Flag(), "A single 2 or a triple of 2s wins the trick at once.", ip("flag"))
+    two_ends_trick: bool = setting(
+        False, Flag(), "A single 2 or a triple of 2s wins the trick at once.", ip("flag", "TWO_ENDS")
+    )
     last_card_rule: str = setting(
         "off",
         OneOf("off", "enforce", "liability"),
         "When the next seat holds one card: no duty; only the plays the duty allows; or any play, "
         "a breach paying if that seat wins.",
-        ip("code"),
+        ip("code", "LAST_CARD"),
     )
     scoring: str = setting(
         "cards",
         OneOf("cards", "tiered", "pairwise", "win_loss", "collect"),
         "How a finished game is paid (RULES.md, End of a game and scoring).",
-        ip("code"),
+        ip("code", "SCORING"),
     )
     tiers: tuple[tuple[int, float], ...] = setting(
         (),
-        Parsed(_TIERS_ALLOWED, _parse_tiers),
+        Parsed(_TIERS_ALLOWED, _parse_tiers, [], [[3, 2], [5, 3.5]]),
         "collect only: each loser's payment multiplied by its bracket of counted cards left.",
         array("tiers", _tiers_array),
     )
-    unit: float = setting(1.0, Number(0, 1e6, open_low=True), "Every payoff is multiplied by this.", fp())
+    unit: float = setting(1.0, Number(0, 1e6, open_low=True), "Every payoff is multiplied by this.", fp("UNIT"))
     buy_in: float = setting(
         0.0,
         Number(0, 1e12, off=0),
         "Table stakes: no seat loses more than it brought, nor wins from a seat more than it has left.",
-        fp(),
+        fp("BUY_IN"),
     )
-    rake: float = setting(0.0, Number(0, 1e12, off=0), "A fee taken from every payoff each game.", fp())
+    rake: float = setting(0.0, Number(0, 1e12, off=0), "A fee taken from every payoff each game.", fp("RAKE"))
     penalty_multiplier_for_twos: int = setting(
         1,
         Whole(1, 100, off=1),
         "Each 2 left in hand counts this many cards.",
-        ip("value"),
+        ip("value", "TWOS_MULT"),
     )
-    games: int = setting(1, Whole(1, 1_000_000), "Games in a match.", ip("value"))
+    games: int = setting(1, Whole(1, 1_000_000), "Games in a match.", ip("value", "GAMES"))
     target_score: float = setting(
         0.0,
         Number(0, 1e15, off=0),
         "A match also ends when a seat's score reaches this.",
-        fp(),
+        fp("TARGET"),
     )
     seating: str = setting(
         "counterclockwise",
@@ -335,7 +345,7 @@ class Variant:
         "fixed",
         OneOf("fixed", "alternate", "random"),
         "Each game's play order: the same every game, reversed every other game, or drawn per game.",
-        ip("code"),
+        ip("code", "TURN_ORDER"),
     )
     description: str = field(default="", compare=False)
 
@@ -483,6 +493,9 @@ IP_SLOTS: dict[str, int] = slots(SETTINGS, IP)
 """The index in the kernels' ``Rules.ip`` of each setting sent there (``make_rules``; ``kernels.IP_*``)."""
 FP_SLOTS: dict[str, int] = slots(SETTINGS, FP)
 """The index in the kernels' ``Rules.fp`` of each setting sent there (``make_rules``; ``kernels.FP_*``)."""
+KERNEL_CONSTANTS: dict[str, tuple[int, str]] = kernel_constants(SETTINGS)
+"""The kernels' names for the slots and the codes (``IP_PLAYERS``, ``SCORING_COLLECT``, ...), each
+with its value and what it is; ``bigtwo.env.rules.generated`` writes them into the kernels."""
 ACTION_TABLE_SETTINGS: tuple[str, ...] = tuple(
     name for name, s in SETTINGS.items() if any(r.target == ACTION_TABLE for r in s.kernels)
 )
