@@ -66,11 +66,16 @@ def test_kernels_cached_reads_the_cache_folder(tmp_path):
 def test_the_note_is_printed_only_when_compiling_is_needed(tmp_path, monkeypatch):
     monkeypatch.setattr(jit, "CACHE_DIR", tmp_path / "empty")
     err = io.StringIO()
-    assert cli.say_if_compiling(["random"], stream=err) and err.getvalue().strip() == cli.COMPILING
+    assert cli.say_if_compiling(["random"], stream=err) and err.getvalue().strip() == cli.compiling_note(True, False)
+    err = io.StringIO()
+    assert cli.say_if_compiling(["heuristic"], stream=err)
+    assert err.getvalue().strip() == cli.compiling_note(True, True) and "about a minute" in err.getvalue()
     folder = _cache_with(tmp_path / "warm", list(cli.ENGINE_KERNELS))
     monkeypatch.setattr(jit, "CACHE_DIR", folder)
     assert not cli.say_if_compiling(["random"], stream=io.StringIO())
-    assert cli.say_if_compiling(["heuristic"], stream=io.StringIO())  # the heuristic's kernels are not there yet
+    err = io.StringIO()
+    assert cli.say_if_compiling(["heuristic"], stream=err)  # the heuristic's kernels are not there yet
+    assert err.getvalue().strip() == cli.compiling_note(False, True) and "about 30 s" in err.getvalue()
     _cache_with(folder, ["bigtwo.agents.heuristic"])  # what a heuristic run writes: no control file
     assert not cli.say_if_compiling(["heuristic", "random"], stream=io.StringIO())
     assert cli.say_if_compiling(["search:simulations=8"], stream=io.StringIO())  # the search's own kernels

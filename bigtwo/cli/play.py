@@ -2,9 +2,10 @@
 first run compiles the kernels. Heavy imports happen inside the handlers; the arena's subcommands
 are in ``bigtwo.cli.arena``.
 
-A first run compiles the Numba kernels (about a minute) before anything else shows: each command
-then says so in one line on stderr (``say_if_compiling``), only when Numba's cache folder
-(``bigtwo.env.engine.jit.CACHE_DIR``) lacks compiled code of the engine's and the agents' kernels.
+A first run compiles the Numba kernels before anything else shows (about 30 s for the engine's, as much again
+for an agent's such as ``strong``'s): each command then says so in one line on stderr (``say_if_compiling``,
+``compiling_note``: whose kernels and how long), only when Numba's cache folder
+(``bigtwo.env.engine.jit.CACHE_DIR``) lacks compiled code of the engine's or the agents' kernels.
 
 What counts: a kernel module counts as compiled when the folder holds an index file (``*.nbi``) of
 one of its cached kernels (``bigtwo.env.engine.jit.cached_kernels``). A module whose kernels are all
@@ -32,7 +33,26 @@ from bigtwo.cli.options import (
 # ``bigtwo.kernels`` group) a command runs: every command the engine's rules and observations, and each agent
 # those its declaration names (``bigtwo.agents.registry.kernel_modules``).
 ENGINE_KERNELS = ("bigtwo.env.engine.kernels", "bigtwo.env.engine.observation")
-COMPILING = "bigtwo: compiling the game's kernels (first run after an install or an update, about a minute)..."
+# Seconds a first compile takes on 2 idle cores (measured: docs/results.md#first-run): the engine's kernels
+# (a Game's first play), and an agent's on top of them (``strong``'s first move once the engine's are cached).
+ENGINE_COMPILE_SECONDS = 30
+AGENT_COMPILE_SECONDS = 30
+COMPILING = "bigtwo: compiling"  # how every note starts: ``compiling_note``
+
+
+def compiling_note(engine: bool, agents: bool) -> str:
+    """The line said before a first run compiles: whose kernels (the game's, the agents', or both) and how long
+    that takes here.
+
+    >>> compiling_note(True, False)
+    "bigtwo: compiling the game's kernels (first run after an install or an update, about 30 s)..."
+    >>> compiling_note(True, True)
+    "bigtwo: compiling the game's and the agents' kernels (first run after an install or an update, about a minute)..."
+    """
+    whose = {(True, False): "the game's", (False, True): "the agents'", (True, True): "the game's and the agents'"}
+    seconds = ENGINE_COMPILE_SECONDS * engine + AGENT_COMPILE_SECONDS * agents
+    took = "about a minute" if 45 <= seconds <= 90 else f"about {seconds} s"
+    return f"{COMPILING} {whose[engine, agents]} kernels (first run after an install or an update, {took})..."
 
 
 def kernels_cached(cache_dir: Path | None, modules: Sequence[str] = ENGINE_KERNELS, root: Path | None = None) -> bool:
@@ -65,11 +85,13 @@ def say_if_compiling(agents: Sequence[str] = (), stream: TextIO | None = None) -
     from bigtwo.agents.registry import kernel_modules
     from bigtwo.env.engine.jit import CACHE_DIR
 
-    modules = [*ENGINE_KERNELS, *kernel_modules(str(a) for a in agents)]
-    if kernels_cached(CACHE_DIR, modules):
+    engine = not kernels_cached(CACHE_DIR, ENGINE_KERNELS)
+    theirs = kernel_modules(str(a) for a in agents)
+    agents_too = bool(theirs) and not kernels_cached(CACHE_DIR, theirs)
+    if not engine and not agents_too:
         return False
     out = sys.stderr if stream is None else stream
-    print(COMPILING, file=out, flush=True)
+    print(compiling_note(engine, agents_too), file=out, flush=True)
     return True
 
 
