@@ -38,6 +38,7 @@ this package itself imports no torch: the training API below is loaded on first 
 | ``policy_agent`` | ``PolicyAgent`` and ``load_policy_agent`` (the ``.pt`` loader ``bigtwo.agents.make_agent`` finds by entry point) |
 | ``signals`` | SIGTERM and SIGINT end a run with a final checkpoint (exit status 128 + the signal) |
 | ``bench`` | the training figure of ``bigtwo bench --train``: how fast a config trains here |
+| ``exploit`` | approximate exploitability: a best response trained against 3 frozen copies of an agent (``bigtwo benchmark --exploit-minutes``) |
 
 The ``bigtwo train`` subcommand is ``bigtwo.cli.train``.
 
