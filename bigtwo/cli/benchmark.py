@@ -128,7 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="an agent's card: margins against a fixed panel, rating, time per move (and exploitability)",
         description=f"Play AGENT in one seat against copies of each member of the fixed panel (version "
         f"{PANEL_VERSION}: {members}) on the same duplicate deals, every seat rotation, and write its card "
-        "(card.md, card.json, card.png) into --out: margin, payoff and win rate with 95%% intervals per member, "
+        "(card.md, card.json, card.png) into --out: margin, payoff and win rate with 95% intervals per member, "
         "the worst-case and mean margin, a rating on the ladder's Elo scale with the panel's mean at 0, the time "
         "per move (median, p99), and with --exploit-minutes the margin of a best response trained against it. "
         "A rerun with the same settings skips the finished steps.",
