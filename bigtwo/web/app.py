@@ -1,5 +1,5 @@
 """The web table's ASGI app (Starlette): the page, a small JSON API and one websocket per seat.
-The rooms, agents and threads behind it are ``bigtwo.web.hub``'s; the form checks ``bigtwo.web.room``'s.
+The rooms, agents and threads behind it are ``bigtwo.web.hub``'s; the form checks ``bigtwo.web.forms``'s.
 
 | route | what |
 |---|---|

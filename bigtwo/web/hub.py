@@ -1,5 +1,6 @@
-"""The web table's hub: every room of the server, their connections and drivers, the agents, the
-coach and the store, the threads the thinking runs in, and the per-client limits
+"""The web table's hub: every room of the server (one ``HostedRoom`` each: the room, its
+connections, its driver, its stand-ins), the clients (one ``Client`` each), the agents, the
+coach (``bigtwo.web.coaching``), the replays (``bigtwo.web.replays``) and the store, the threads the thinking runs in, and the per-client limits
 (``bigtwo.web.limits``).
 
 **Threads.** The event loop never thinks: it serves pages, messages and plays. Agents choose
@@ -20,7 +21,7 @@ searches run in their own thread, at a higher priority than the agent-only rooms
 machine the kernel gives the ``people`` thread most of a core); rooms are served client by client
 in turn, so a person's agent's move waits for at most one move of each other client whose rooms
 have people in them. Each searcher is bounded by the web's budget (its declared caps:
-``bigtwo.agents.registry.WEB_SECONDS``, ``WEB_SIMULATIONS``) with ``room.MAX_AGENT_THREADS`` rollout threads (one core fewer than
+``bigtwo.agents.registry.WEB_SECONDS``, ``WEB_SIMULATIONS``) with ``bigtwo.web.forms.MAX_AGENT_THREADS`` rollout threads (one core fewer than
 the engine would take: the event loop keeps one). An agent instance is only ever used in one
 lane's thread (a searcher is built once for ``people`` and once for ``watch``). A search cannot
 be stopped in the middle (``bigtwo.agents.search`` has no hook for it), so shutdown waits for at
@@ -29,14 +30,14 @@ coach request or replay whose client disconnected, a room deleted).
 
 **What the hub holds, bounded.** ``MAX_ROOMS`` rooms, ``Limits.rooms_per_client`` of them from
 one client; a room nobody is connected to, that nobody has left and that has not changed for
-``room_ttl`` seconds is deleted (from memory and the store), also across restarts. The agents are shared between the
+``room_ttl`` seconds is deleted (its whole record, its cached replays, its claim on agents, and its rows of the store), also across restarts. The agents are shared between the
 rooms that use them and built once per agent and set of rules (a variant's name and description
 are no rules). Plain agents (a bare name or a checkpoint file, for a shipped variant's rules)
 are always buildable, so a default room can always be made; custom ones (options, or other
 rules) are at most ``MAX_AGENTS`` at once, ``Limits.agents_per_client`` for one client's rooms,
 an unused one dropped for a new one, and a room that would need more is refused before anything
-is built. At most ``MAX_COACHES`` coaches (least recently used dropped) and ``MAX_REPLAYS``
-replays running or cached. A coach request for a position already being ranked waits for that
+is built. At most ``coaching.MAX_COACHES`` coaches (least recently used dropped) and
+``replays.MAX_REPLAYS`` replays running or cached. A coach request for a position already being ranked waits for that
 one (one ranking however many sockets ask). Each connection has at most ``MAX_QUEUE`` messages
 waiting; a socket that stops reading (its queue full, or one send blocked ``SEND_TIMEOUT``
 seconds) is dropped, its seat counted away. A change of who is connected is broadcast once per
