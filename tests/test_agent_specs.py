@@ -175,7 +175,7 @@ def test_options_are_checked_before_anything_is_built(no_strong: Path) -> None:
 
 def test_the_web_offers_every_declared_agent_with_its_options_and_caps() -> None:
     pytest.importorskip("starlette")
-    from bigtwo.web.room import AGENT_OPTIONS, RoomError, check_agent, room_setup
+    from bigtwo.web.forms import AGENT_OPTIONS, RoomError, check_agent, room_setup
 
     web = [s for s in SPECS if s.web]
     assert {s.name: s.option_names(web=True) for s in web} == AGENT_OPTIONS
@@ -211,9 +211,9 @@ def test_the_web_offers_every_declared_agent_with_its_options_and_caps() -> None
 
 def test_the_hubs_lanes_and_threads_follow_the_declared_costs(tmp_path: Path) -> None:
     pytest.importorskip("starlette")
+    from bigtwo.web.forms import MAX_AGENT_THREADS
     from bigtwo.web.hub import LIGHT as LIGHT_LANE
     from bigtwo.web.hub import SEARCHERS, Agents
-    from bigtwo.web.room import MAX_AGENT_THREADS
 
     assert tuple(s.name for s in SPECS if s.cost == LIGHT) == LIGHT_LANE
     assert tuple(s.name for s in SPECS if s.cost == SEARCH) == SEARCHERS

@@ -206,7 +206,7 @@ def test_strong_with_search_adds_the_networks_best_plays(strong_dir):
 def test_strong_network_option_searches_on_another_network(strong_dir, trained_run, no_strong):
     from bigtwo.agents.search import SearchAgent
     from bigtwo.train.export import find_checkpoint
-    from bigtwo.web.room import RoomError, check_agent
+    from bigtwo.web.forms import RoomError, check_agent
 
     checkpoint = find_checkpoint(trained_run)  # a run's checkpoint, not an exported file; none is shipped here
     agent = make_agent(f"strong:network={checkpoint},simulations=8", "taiwan", seed=0)

@@ -23,6 +23,7 @@ from bigtwo.env.envs.game import Game
 from bigtwo.env.records.dataset import iter_decisions, load_decisions
 from bigtwo.env.records.record import check_record, read_records, record_at, record_line, write_records
 from bigtwo.web.export import export_records
+from bigtwo.web.forms import setup_for
 from bigtwo.web.room import Room
 from bigtwo.web.store import Store
 
@@ -266,7 +267,7 @@ def _one_turn(room: Room) -> None:
 
 def test_a_room_gives_only_finished_matches_records(tmp_path: Path) -> None:
     store = Store(tmp_path / "rooms.sqlite")
-    setup = Room.setup_for("taiwan", ["greedy", "person", "greedy", "random"], seed=3, pace=0)
+    setup = setup_for("taiwan", ["greedy", "person", "greedy", "random"], seed=3, pace=0)
     store.add_room("r", setup)
     room = Room("r", setup, _agents, store, lambda: 0.0)
     room.connect(1)  # the person is there: their turns wait for them

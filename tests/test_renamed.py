@@ -158,9 +158,10 @@ def test_a_record_written_with_the_old_names_replays() -> None:
 def test_a_web_room_stored_with_the_old_names_opens() -> None:
     pytest.importorskip("starlette")
     from bigtwo.agents.registry import make_agent
+    from bigtwo.web.forms import setup_for
     from bigtwo.web.room import Room
 
-    setup = Room.setup_for("online-cn", ["greedy"] * 4, seed=5)
+    setup = setup_for("online-cn", ["greedy"] * 4, seed=5)
     setup["variant"] = with_old_names(setup["variant"])
     with no_deprecation():
         room = Room("r", setup, lambda spec, variant: make_agent(spec, variant, seed=0), None, lambda: 0.0)

@@ -28,7 +28,7 @@ from websockets.sync.client import connect
 
 from bigtwo.agents.registry import make_agent
 from bigtwo.env.envs.game import Game
-from bigtwo.web.room import Room
+from bigtwo.web.forms import setup_for
 from bigtwo.web.store import Store
 
 pytestmark = pytest.mark.exclusive  # timing of a real server: no other test runs beside it (conftest)
@@ -93,7 +93,7 @@ def test_text_that_decodes_to_a_lone_surrogate_is_refused_and_the_lobby_stays_up
 
 def stored_room(store: Store, room_id: str, name: str = "player 1", matches: bool = True) -> None:
     """A japan room (a person and three greedy) written straight into ``store``."""
-    setup = Room.setup_for("japan", ["person", "greedy", "greedy", "greedy"], pace=0)
+    setup = setup_for("japan", ["person", "greedy", "greedy", "greedy"], pace=0)
     setup["seats"][0]["name"] = name  # written as an older server would have (no check)
     store.add_room(room_id, setup, first_seed=5 if matches else None)
 

@@ -21,7 +21,8 @@ from bigtwo.agents.registry import make_agent
 from bigtwo.cli import main
 from bigtwo.env.envs.game import Game
 from bigtwo.env.records.record import check_record
-from bigtwo.web.room import Room, RoomError
+from bigtwo.web.forms import RoomError, setup_for
+from bigtwo.web.room import Room
 from bigtwo.web.store import Store
 
 CARD = re.compile(r"^(10|[2-9JQKA])[DCHS]$")
@@ -114,7 +115,7 @@ def test_tournament_save_games_writes_records_that_replay(tmp_path: Path, capsys
 
 
 def new_room(seats: list[str], clock: Clock, store: Store | None = None, **kw: Any) -> Room:
-    setup = Room.setup_for(kw.pop("variant", "japan"), seats, seed=kw.pop("seed", 5), **kw)
+    setup = setup_for(kw.pop("variant", "japan"), seats, seed=kw.pop("seed", 5), **kw)
     if store is not None:
         store.add_room("r", setup)
     return Room("r", setup, agents, store, clock)

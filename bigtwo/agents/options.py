@@ -11,7 +11,7 @@ the same ``Option`` records the ``search`` and checkpoint entries declare:
 | ``NETWORK_OPTIONS`` | the ``.pt`` loader's (``bigtwo.train.policy_agent.load_policy_agent``), never on the web | ``strong``, ``lookahead``, a checkpoint |
 
 The web's caps (``WEB_SIMULATIONS``, ``WEB_SECONDS``, ``WEB_TOP_K``, ``WEB_SAMPLES``,
-``WEB_THREADS``) bound one move of a web seat's agent (``bigtwo.web.room``); ``web_rollouts`` is the
+``WEB_THREADS``) bound one move of a web seat's agent (``bigtwo.web.forms``); ``web_rollouts`` is the
 rule ``search`` and ``strong`` add to them.
 
 >>> [o.name for o in SEARCH_OPTIONS][:3]
@@ -32,7 +32,7 @@ from bigtwo.agents.search import DEFAULT_TOP_K, INFERENCES, MAX_SCALE, SCALES, S
 from bigtwo.agents.spec import Option
 from bigtwo.env.engine.engine import THREADS
 
-# What a web seat's agent may ask for at most (bigtwo.web.room): the budget of one move.
+# What a web seat's agent may ask for at most (bigtwo.web.forms): the budget of one move.
 WEB_SIMULATIONS = 2000  # rollouts a move (scale=cards: this budget at its largest, MAX_SCALE times the given one)
 WEB_SECONDS = 1.0  # seconds of search a move
 WEB_TOP_K = 10  # candidate plays

@@ -8,7 +8,7 @@ checkpoint's path (``CHECKPOINT``: the loader of its suffix, ``bigtwo.agents.loa
 class or factory, its options (type, default, allowed values, the web's caps), its cost class
 (the web's thinking lanes), the kernel modules it compiles (the command line's note), and
 whether a web seat may have it. Everything else reads them: ``make_agent`` checks the options
-against them before it builds anything, the web table (``bigtwo.web.room``, ``bigtwo.web.hub``)
+against them before it builds anything, the web table (``bigtwo.web.forms``, ``bigtwo.web.hub``)
 offers and bounds what they say, ``kernel_modules`` tells ``bigtwo.cli.play`` what a command
 compiles, each agent's repr shows the options it was given, and ``agents_table`` writes the
 table on the agents page of the docs. Adding an agent is adding its entry to ``SPECS``

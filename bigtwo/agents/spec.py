@@ -3,7 +3,7 @@
 Every agent the registry (``bigtwo.agents.registry``) builds by name is declared once, by one
 ``AgentSpec``; everything else that needs to know about agents reads it from there: the parsing
 of ``name:key=value,...`` specs (``AgentSpec.check_options``), the web table's seat agents, their
-options and budgets, and its thinking lanes (``bigtwo.web.room``, ``bigtwo.web.hub``), the command
+options and budgets, and its thinking lanes (``bigtwo.web.forms``, ``bigtwo.web.hub``), the command
 line's note that the kernels compile (``bigtwo.cli.play``), the agents' reprs and the agents
 page of the docs (``agents_table``).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from bigtwo.web.room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN
+from bigtwo.web.forms import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN
 from bigtwo.web.server import DEFAULT_DB
 
 

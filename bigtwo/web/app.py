@@ -1,5 +1,5 @@
 """The web table's ASGI app (Starlette): the page, a small JSON API and one websocket per seat.
-The rooms, agents and threads behind it are ``bigtwo.web.hub``'s; the form checks ``bigtwo.web.room``'s.
+The rooms, agents and threads behind it are ``bigtwo.web.hub``'s; the form checks ``bigtwo.web.forms``'s.
 
 | route | what |
 |---|---|
@@ -62,9 +62,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from bigtwo.env.records.record import record_line
-from bigtwo.web.hub import Busy, Connection, Hub
-from bigtwo.web.limits import Limits, TooMany, client_id
-from bigtwo.web.room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, Room, RoomError, check_unicode
+from bigtwo.web.forms import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, RoomError, check_unicode
+from bigtwo.web.hub import Connection, Hub
+from bigtwo.web.limits import Busy, Limits, TooMany, client_id
+from bigtwo.web.room import Room
 from bigtwo.web.store import Store
 
 PAGE = Path(str(resources.files("bigtwo.web") / "page"))
@@ -337,9 +338,9 @@ def create_app(
     def lobby() -> Response:
         """The room list; a room that cannot be shown is left out and said on stderr, never a 500."""
         lines = []
-        for room_id, room in list(hub.rooms.items()):
+        for room_id, hosted in list(hub.rooms.items()):
             try:
-                line = room.summary()
+                line = hosted.room.summary()
                 json.dumps(line, ensure_ascii=False).encode("utf-8")
             except Exception as exc:  # noqa: BLE001 - one broken room must not take the lobby down
                 print(f"bigtwo serve: room {room_id} left out of the lobby: {type(exc).__name__}", file=sys.stderr)
@@ -348,7 +349,7 @@ def create_app(
         return JSONResponse({"rooms": lines})
 
     def room_of(request: Request) -> Room:
-        room = hub.rooms.get(request.path_params["room"])
+        room = hub.room(request.path_params["room"])
         if room is None:
             raise RoomError(f"no room {request.path_params['room']!r} on this server")
         return room
@@ -381,7 +382,7 @@ def create_app(
             room = room_of(request)
             match = match_of(request, room)
             coach = request.query_params.get("coach") == "1"
-            work = hub.replay(room.record(match), coach, key=(room.id, match, coach), client=client_of(request))
+            work = hub.replays.replay(room.record(match), coach, key=(room.id, match, coach), client=client_of(request))
             return JSONResponse(await until_gone(request, work))
         except (Refused, RoomError) as exc:
             return answer(exc, 409)
@@ -391,7 +392,7 @@ def create_app(
     async def body_replay(request: Request) -> Response:
         try:
             rec = await read_json(request, MAX_RECORD, limits.body_timeout)
-            work = hub.replay(rec, request.query_params.get("coach") == "1", client=client_of(request))
+            work = hub.replays.replay(rec, request.query_params.get("coach") == "1", client=client_of(request))
             return JSONResponse(await until_gone(request, work))
         except (Refused, ValueError, TypeError) as exc:
             return answer(exc)
@@ -402,7 +403,7 @@ def create_app(
 
     async def seat_socket(ws: WebSocket) -> None:
         room_id = ws.path_params["room"]
-        room = hub.rooms.get(room_id)
+        room = hub.room(room_id)
         token = ws.query_params.get("token")
         client = client_of(ws)
         try:
@@ -430,7 +431,7 @@ def create_app(
                 "message": f"your seat was just opened in another place too ({room.seats[seat].connections + 1} "
                 "connections): if that was not you, someone else has your seat's link",
             }
-            for other in hub.connections.get(room_id, ()):
+            for other in hub.connections_of(room_id):
                 if other.seat == seat:
                     other.send(notice)
         hub.opened(room_id, conn)
@@ -486,7 +487,7 @@ def create_app(
             elif kind == "pace":
                 room.set_pace(conn.seat, msg.get("seconds"))
             else:
-                return await hub.advise(room, conn.seat, conn.client)
+                return await hub.coaching.advise(room, conn.seat, conn.client)
         except TooMany as exc:
             return {"type": "error", "message": writable(str(exc)), "retry_after": exc.retry_after}
         except ValueError as exc:

@@ -1,5 +1,6 @@
-"""The web table's hub: every room of the server, their connections and drivers, the agents, the
-coach and the store, the threads the thinking runs in, and the per-client limits
+"""The web table's hub: every room of the server (one ``HostedRoom`` each: the room, its
+connections, its driver, its stand-ins), the clients (one ``Client`` each), the agents, the
+coach (``bigtwo.web.coaching``), the replays (``bigtwo.web.replays``) and the store, the threads the thinking runs in, and the per-client limits
 (``bigtwo.web.limits``).
 
 **Threads.** The event loop never thinks: it serves pages, messages and plays. Agents choose
@@ -20,7 +21,7 @@ searches run in their own thread, at a higher priority than the agent-only rooms
 machine the kernel gives the ``people`` thread most of a core); rooms are served client by client
 in turn, so a person's agent's move waits for at most one move of each other client whose rooms
 have people in them. Each searcher is bounded by the web's budget (its declared caps:
-``bigtwo.agents.registry.WEB_SECONDS``, ``WEB_SIMULATIONS``) with ``room.MAX_AGENT_THREADS`` rollout threads (one core fewer than
+``bigtwo.agents.registry.WEB_SECONDS``, ``WEB_SIMULATIONS``) with ``bigtwo.web.forms.MAX_AGENT_THREADS`` rollout threads (one core fewer than
 the engine would take: the event loop keeps one). An agent instance is only ever used in one
 lane's thread (a searcher is built once for ``people`` and once for ``watch``). A search cannot
 be stopped in the middle (``bigtwo.agents.search`` has no hook for it), so shutdown waits for at
@@ -29,14 +30,14 @@ coach request or replay whose client disconnected, a room deleted).
 
 **What the hub holds, bounded.** ``MAX_ROOMS`` rooms, ``Limits.rooms_per_client`` of them from
 one client; a room nobody is connected to, that nobody has left and that has not changed for
-``room_ttl`` seconds is deleted (from memory and the store), also across restarts. The agents are shared between the
+``room_ttl`` seconds is deleted (its whole record, its cached replays, its claim on agents, and its rows of the store), also across restarts. The agents are shared between the
 rooms that use them and built once per agent and set of rules (a variant's name and description
 are no rules). Plain agents (a bare name or a checkpoint file, for a shipped variant's rules)
 are always buildable, so a default room can always be made; custom ones (options, or other
 rules) are at most ``MAX_AGENTS`` at once, ``Limits.agents_per_client`` for one client's rooms,
 an unused one dropped for a new one, and a room that would need more is refused before anything
-is built. At most ``MAX_COACHES`` coaches (least recently used dropped) and ``MAX_REPLAYS``
-replays running or cached. A coach request for a position already being ranked waits for that
+is built. At most ``coaching.MAX_COACHES`` coaches (least recently used dropped) and
+``replays.MAX_REPLAYS`` replays running or cached. A coach request for a position already being ranked waits for that
 one (one ranking however many sockets ask). Each connection has at most ``MAX_QUEUE`` messages
 waiting; a socket that stops reading (its queue full, or one send blocked ``SEND_TIMEOUT``
 seconds) is dropped, its seat counted away. A change of who is connected is broadcast once per
@@ -55,7 +56,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,31 +67,28 @@ from bigtwo.agents import spec as declared
 from bigtwo.agents.base import Agent
 from bigtwo.agents.pretrained import STRONG, WEB_SEARCH
 from bigtwo.agents.registry import AGENT_SPECS, default_opponent, make_agent, split_spec
-from bigtwo.env.envs.game import Game
-from bigtwo.env.records.record import game_from_record
 from bigtwo.env.rules.variant import Variant, load_variant, variant_names
-from bigtwo.web.coach import Coach, Position
-from bigtwo.web.lanes import Lane
-from bigtwo.web.limits import Held, Limits, Rate, TooMany
-from bigtwo.web.room import (
+from bigtwo.web.coaching import Coaching
+from bigtwo.web.forms import (
     AGENT_OPTIONS,
     DEFAULT_AWAY,
     DEFAULT_PACE,
     DEFAULT_TURN,
     MAX_AGENT_THREADS,
-    PERSON,
-    Room,
     RoomError,
     check_agent,
     check_unicode,
     room_setup,
 )
+from bigtwo.web.lanes import Lane
+from bigtwo.web.limits import Busy, Limits, Rate, Stopping, TooMany
+from bigtwo.web.replays import Replays
+from bigtwo.web.room import Room
+from bigtwo.web.states import SeatState
 from bigtwo.web.store import Store
 
 MAX_ROOMS = 1000
 MAX_AGENTS = 24  # distinct agents (agent and rules) held at once
-MAX_COACHES = 8  # coaches (a variant's, for the coach or the replay thread)
-MAX_REPLAYS = 16
 MAX_QUEUE = 256  # messages waiting for one connection
 SETTLE = 0.25  # seconds a change of who is connected waits to be broadcast (changes meanwhile go out as one)
 SEND_TIMEOUT = 10.0  # seconds one send may block before the connection is dropped
@@ -103,17 +101,6 @@ WATCH_NICE = 15  # the watch thread's: agent-only rooms' searches yield to every
 # light lane), and the searchers, given MAX_AGENT_THREADS rollout threads unless they ask for fewer
 LIGHT = tuple(name for name, spec in AGENT_SPECS.items() if spec.cost == declared.LIGHT)
 SEARCHERS = tuple(name for name, spec in AGENT_SPECS.items() if spec.cost == declared.SEARCH)
-
-
-class Busy(RoomError):
-    """A request the server as a whole cannot take now (HTTP 503): it is full, stopping, or the
-    work ran past its time; ``retry_after``: seconds until trying again may succeed."""
-
-    retry_after = 30
-
-
-class Stopping(Busy):
-    """A request cut short because the server is shutting down (HTTP 503)."""
 
 
 def to_text(message: dict[str, Any]) -> str:
@@ -268,9 +255,46 @@ class Agents:
         return len(self._built)
 
 
+@dataclass(eq=False)
+class HostedRoom:
+    """Everything the hub holds of one room, in one place: ``Hub.expire`` drops the whole record,
+    so no piece of a deleted room is left behind. Made in the event loop (``Hub.load``,
+    ``Hub.create``)."""
+
+    room: Room
+    creator: str  # the client that made it (``limits.client_id``; "" for a room of an older file)
+    active: float  # epoch seconds of its last change, or of its last connection closing
+    connections: set[Connection] = field(default_factory=set)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)  # set on every change: the driver looks again
+    driver: asyncio.Task | None = None  # plays its agents' turns (``Hub._driver``), once its agents are built
+    stand_ins: dict[str, str] = field(default_factory=dict)  # an agent that cannot be built -> who plays it
+    settling: asyncio.TimerHandle | None = None  # a broadcast waiting ``SETTLE`` seconds (``Hub.settle``)
+
+    def close(self) -> None:
+        """Stop its driver and its waiting broadcast (the room is being deleted)."""
+        if self.driver is not None:
+            self.driver.cancel()
+        if self.settling is not None:
+            self.settling.cancel()
+
+
+@dataclass
+class Client:
+    """What the hub holds of one client (``limits.client_id``) beyond its rooms: dropped from
+    ``Hub.clients`` once it holds nothing (``Client.idle``)."""
+
+    sockets: int = 0  # websockets it holds open
+    creating: int = 0  # rooms being built for it now
+
+    @property
+    def idle(self) -> bool:
+        return not self.sockets and not self.creating
+
+
 class Hub:
-    """Every room of the server, their connections and drivers, the agents and the store; see
-    the module docstring."""
+    """Every room of the server (``rooms``: one ``HostedRoom`` each), their connections and
+    drivers, the clients (``clients``), the agents, the coach, the replays and the store; see the
+    module docstring."""
 
     def __init__(
         self,
@@ -288,32 +312,38 @@ class Hub:
         self.away_timeout = away_timeout
         self.turn_timeout = turn_timeout
         self.room_ttl = room_ttl
-        self.rooms: dict[str, Room] = {}
-        self.connections: dict[str, set[Connection]] = {}
-        self.changed: dict[str, asyncio.Event] = {}
-        self.drivers: dict[str, asyncio.Task] = {}
-        self.active: dict[str, float] = {}  # room -> epoch seconds of its last change
-        self.stand_ins: dict[str, dict[str, str]] = {}  # room -> {agent that cannot be built: its stand-in}
-        self.creators: dict[str, str] = {}  # room -> the client that made it
-        self.sockets: dict[str, int] = {}  # client -> websockets it holds open
+        self.rooms: dict[str, HostedRoom] = {}
+        self.clients: dict[str, Client] = {}
         nice = {"light": 0, "people": THINKING_NICE, "watch": WATCH_NICE, "coach": THINKING_NICE, "replay": REPLAY_NICE}
         self.lanes = {name: Lane(name, nice.get(name, THINKING_NICE)) for name in (*nice, "builder")}
         self.agents = Agents(agent_files or {}, per_client=limits.agents_per_client)
+        self.coaching = Coaching(self.run, limits)
+        self.replays = Replays(self.run, self.coaching.coach, limits)
         self._created = Rate(limits.rooms_per_minute)
-        self._replaying = Held()
-        self._coaching = Held()
-        self._advice: dict[tuple[str, int, int], _Shared] = {}
-        self._settling: dict[str, asyncio.TimerHandle] = {}
-        self._creating: dict[str, int] = {}  # client -> rooms being built for it
-        self._coaches: OrderedDict[str, Coach] = OrderedDict()
         self._defaults: OrderedDict[str, tuple[str, str]] = OrderedDict()
-        self._replays: OrderedDict[tuple[str, int, bool], dict[str, Any]] = OrderedDict()
         self._options: dict[str, Any] | None = None
         self._options_lock = asyncio.Lock()
         self._sweeper: asyncio.Task | None = None
         self._starting: asyncio.Task | None = None
-        self.replaying = 0  # replays being expanded now
         self.stopping = False  # set by ``begin_stop``: long requests end, sockets close
+
+    def room(self, room_id: str) -> Room | None:
+        """The room ``room_id``, ``None`` if the server has none of that id."""
+        hosted = self.rooms.get(room_id)
+        return None if hosted is None else hosted.room
+
+    def connections_of(self, room_id: str) -> set[Connection]:
+        """The open websockets of room ``room_id`` (none for a room the server does not have)."""
+        hosted = self.rooms.get(room_id)
+        return set() if hosted is None else hosted.connections
+
+    def _client(self, client: str) -> Client:
+        return self.clients.setdefault(client, Client())
+
+    def _let_go(self, client: str) -> None:
+        """Drop ``client``'s record once it holds nothing."""
+        if client in self.clients and self.clients[client].idle:
+            del self.clients[client]
 
     # ------------------------------------------------------------ threads
 
@@ -327,7 +357,7 @@ class Hub:
         ``people`` where a person is connected, else ``watch``."""
         if spec not in self.agents.files and quick(spec):
             return "light"
-        room = self.rooms.get(room_id)
+        room = self.room(room_id)
         return "people" if room is not None and room.attended else "watch"
 
     # ------------------------------------------------------------ the lobby's choices
@@ -368,24 +398,14 @@ class Hub:
                 self._options = await self.run("builder", self._read_options)
         return self._options
 
-    def coach(self, variant: Variant, lane: str = "coach") -> Coach:
-        """The coach for ``variant``'s rules that ranks in ``lane`` (``coach`` or ``replay``: an
-        instance is used in one thread), built in the calling thread; at most ``MAX_COACHES`` kept."""
-        key = f"{lane}\n{variant.name}\n{variant.rules_key()}"
-        if key not in self._coaches:
-            self._coaches[key] = Coach(variant, threads=MAX_AGENT_THREADS)
-            while len(self._coaches) > MAX_COACHES:
-                self._coaches.popitem(last=False)
-        self._coaches.move_to_end(key)
-        return self._coaches[key]
-
     # ------------------------------------------------------------ rooms
 
-    def _source(self, room_id: str) -> Callable[[str, Variant], Agent]:
-        subs = self.stand_ins.setdefault(room_id, {})
+    def _source(self, room_id: str, stand_ins: dict[str, str]) -> Callable[[str, Variant], Agent]:
+        """How room ``room_id`` gets its agents: shared (``Agents``), ``stand_ins`` playing for
+        those that cannot be built, each from the lane that plays it now (``lane_of``)."""
 
         def agent(spec: str, variant: Variant) -> Agent:
-            spec = subs.get(spec, spec)
+            spec = stand_ins.get(spec, spec)
             return self.agents.get(spec, variant, self.lane_of(room_id, spec))
 
         return agent
@@ -396,11 +416,12 @@ class Hub:
         refuses, a file an older server wrote badly) is said on stderr and left in the file, never
         served: one bad room never breaks the lobby."""
         for room_id in self.store.room_ids():
+            stand_ins: dict[str, str] = {}
             try:
                 stored = self.store.load(room_id)
                 check_unicode(stored.setup, "its set-up")
                 room = Room.restore(
-                    stored, self._source(room_id), self.store, time.monotonic, self.limits.matches_per_room
+                    stored, self._source(room_id, stand_ins), self.store, time.monotonic, self.limits.matches_per_room
                 )
                 for shown in (room.summary(), room.view(None)):
                     json.dumps(shown, ensure_ascii=False).encode("utf-8")
@@ -412,21 +433,19 @@ class Hub:
                     flush=True,
                 )
                 continue
-            self.rooms[room_id] = room
-            self.active[room_id] = stored.last
-            self.creators[room_id] = stored.creator
+            self.rooms[room_id] = HostedRoom(room, stored.creator, stored.last, stand_ins=stand_ins)
         self._prune()
 
-    def _reserve_stored(self, room: Room) -> None:
+    def _reserve_stored(self, hosted: HostedRoom) -> None:
         """Build a restored room's agents; one that cannot be built any more (a checkpoint file
         gone, a budget past the web's) is said on stderr and the room's stand-in plays it."""
+        room, creator = hosted.room, hosted.creator
         for spec in sorted({s.kind for s in room.seats if not s.person} | {room.stand_in}):
-            creator = self.creators.get(room.id, "")
             try:
                 self.agents.reserve(room.id, {spec}, room.variant, creator, check=False)
             except RoomError as exc:
                 instead = "heuristic" if spec == room.stand_in else room.stand_in
-                self.stand_ins[room.id][spec] = instead
+                hosted.stand_ins[spec] = instead
                 print(f"bigtwo serve: room {room.id}: {exc}; {instead} plays that seat", file=sys.stderr, flush=True)
                 self.agents.reserve(room.id, {instead}, room.variant, creator, check=False)
 
@@ -434,18 +453,15 @@ class Hub:
         """Drive every loaded room, each once its agents are built (in the builder thread: the
         server answers meanwhile), and look for idle rooms from time to time."""
         loop = asyncio.get_running_loop()
-        for room_id in self.rooms:
-            self.connections.setdefault(room_id, set())
-            self.changed[room_id] = asyncio.Event()
         self._starting = loop.create_task(self._start_stored(list(self.rooms)))
         self._sweeper = loop.create_task(self._sweep())
 
     async def _start_stored(self, room_ids: list[str]) -> None:
         for room_id in room_ids:
-            room = self.rooms.get(room_id)
-            if room is not None:
-                await self.run("builder", self._reserve_stored, room)
-                self._drive(room_id)
+            hosted = self.rooms.get(room_id)
+            if hosted is not None:
+                await self.run("builder", self._reserve_stored, hosted)
+                self._drive(hosted)
 
     def _prepare(self, room_id: str, body: Any, client: str) -> dict[str, Any]:
         """A new room's checked set-up with its agents built (the builder thread's part of ``create``)."""
@@ -453,22 +469,23 @@ class Hub:
             body, self.default_agent, self.pace, self.away_timeout, self.turn_timeout, files=self.agents.files
         )
         variant = Variant().replace(**setup["variant"])
-        self.agents.reserve(
-            room_id, {s["kind"] for s in setup["seats"] if s["kind"] != PERSON} | {setup["stand_in"]}, variant, client
-        )
-        if any(s["kind"] == PERSON for s in setup["seats"]):
-            self.coach(variant)  # ready before the first person asks (it loads a network)
+        agents = {s["kind"] for s in setup["seats"] if s["kind"] != SeatState.PERSON} | {setup["stand_in"]}
+        self.agents.reserve(room_id, agents, variant, client)
+        if any(s["kind"] == SeatState.PERSON for s in setup["seats"]):
+            self.coaching.coach(variant)  # ready before the first person asks (it loads a network)
         return setup
 
     async def create(self, body: Any, client: str = "") -> Room:
-        """A new room from the page's form (``room.room_setup``) for ``client``; ``RoomError``
-        naming a bad field, ``TooMany`` over a per-client limit, ``Busy`` when the server is full."""
+        """A new room from the page's form (``bigtwo.web.forms.room_setup``) for ``client``;
+        ``RoomError`` naming a bad field, ``TooMany`` over a per-client limit, ``Busy`` when the
+        server is full."""
         if len(self.rooms) >= MAX_ROOMS:
             self.expire(time.time())
         if len(self.rooms) >= MAX_ROOMS:
             raise Busy(f"the server holds {MAX_ROOMS} rooms, its most; idle rooms are deleted after a while")
         most = self.limits.rooms_per_client
-        if sum(1 for c in self.creators.values() if c == client) + self._creating.get(client, 0) >= most:
+        creating = self.clients[client].creating if client in self.clients else 0
+        if sum(1 for h in self.rooms.values() if h.creator == client) + creating >= most:
             raise TooMany(
                 f"you hold {most} rooms, the most one client may; a room nobody is in is deleted after "
                 f"{self.room_ttl:g} seconds"
@@ -477,38 +494,34 @@ class Hub:
         room_id = secrets.token_hex(4)
         while room_id in self.rooms:
             room_id = secrets.token_hex(4)
-        self._creating[client] = self._creating.get(client, 0) + 1  # counted while it is built
+        self._client(client).creating += 1  # counted while it is built
         try:
             setup = await self.run("builder", self._prepare, room_id, body, client, client=client)
         except BaseException:
             self.agents.release(room_id)
             raise
         finally:
-            self._creating[client] -= 1
-            if not self._creating[client]:
-                del self._creating[client]
+            self.clients[client].creating -= 1
+            self._let_go(client)
         if self.stopping:
             self.agents.release(room_id)
             raise Stopping("the server is stopping; create the room once it is back")
         keep = self.limits.matches_per_room
-        room = Room(room_id, setup, self._source(room_id), None, time.monotonic, keep)  # dealt, nothing stored
+        stand_ins: dict[str, str] = {}
+        room = Room(room_id, setup, self._source(room_id, stand_ins), None, time.monotonic, keep)  # dealt, not stored
         self.store.add_room(room_id, setup, creator=client, first_seed=room.game.seed)  # one transaction
         room.store = self.store
-        self.rooms[room_id] = room
-        self.active[room_id] = time.time()
-        self.creators[room_id] = client
-        self._drive(room_id)
+        hosted = self.rooms[room_id] = HostedRoom(room, client, time.time(), stand_ins=stand_ins)
+        self._drive(hosted)
         return room
 
-    def _drive(self, room_id: str) -> None:
-        self.connections.setdefault(room_id, set())
-        self.changed.setdefault(room_id, asyncio.Event())
-        self.drivers[room_id] = asyncio.get_running_loop().create_task(self._driver(room_id))
+    def _drive(self, hosted: HostedRoom) -> None:
+        hosted.driver = asyncio.get_running_loop().create_task(self._driver(hosted))
 
-    async def _driver(self, room_id: str) -> None:
+    async def _driver(self, hosted: HostedRoom) -> None:
         """Play the room's agent turns as they come due; woken by every change to the room. A
         failure is said on stderr and retried a second later: it never ends the driver."""
-        room, event = self.rooms[room_id], self.changed[room_id]
+        room, event = hosted.room, hosted.changed
         while True:
             event.clear()
             now = time.monotonic()
@@ -521,113 +534,100 @@ class Hub:
                 turn = room.agent_turn(now)
                 if turn is None:
                     continue
-                spec = room.stand_in if turn.by == "stand-in" else room.seats[turn.seat].kind
-                spec = self.stand_ins.get(room_id, {}).get(spec, spec)
-                lane = self.lane_of(room_id, spec)  # as ``_source`` chose the agent's instance just now
-                action = await self.run(lane, _choose, turn, client=self.creators.get(room_id, ""))
+                spec = room.stand_in if turn.by == SeatState.STAND_IN else room.seats[turn.seat].kind
+                spec = hosted.stand_ins.get(spec, spec)
+                lane = self.lane_of(room.id, spec)  # as ``_source`` chose the agent's instance just now
+                action = await self.run(lane, _choose, turn, client=hosted.creator)
                 moved = room.finish_agent_turn(turn, action)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an agent that fails: say so, try again later
-                print(f"bigtwo serve: room {room_id}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+                print(f"bigtwo serve: room {room.id}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
                 await asyncio.sleep(1.0)
                 continue
             if moved is not None:
-                self.broadcast(room_id)
+                self.broadcast(room.id)
 
     def changed_room(self, room_id: str) -> None:
         """The room changed (a play, a new match, its pace): its driver looks again, and every
         connection gets its view now."""
-        if room_id in self.changed:
-            self.changed[room_id].set()
+        hosted = self.rooms.get(room_id)
+        if hosted is not None:
+            hosted.changed.set()
             self.broadcast(room_id)
 
     def settle(self, room_id: str) -> None:
         """Who is connected changed: the driver looks again now (a person came back), and the
         views go out within ``SETTLE`` seconds, once for every change meanwhile."""
-        if room_id not in self.changed:
+        hosted = self.rooms.get(room_id)
+        if hosted is None:
             return
-        self.changed[room_id].set()
-        if room_id not in self._settling:
-            loop = asyncio.get_running_loop()
-            self._settling[room_id] = loop.call_later(SETTLE, self._settled, room_id)
+        hosted.changed.set()
+        if hosted.settling is None:
+            hosted.settling = asyncio.get_running_loop().call_later(SETTLE, self._settled, room_id)
 
     def _settled(self, room_id: str) -> None:
-        self._settling.pop(room_id, None)
-        if room_id in self.rooms:
+        hosted = self.rooms.get(room_id)
+        if hosted is not None:
+            hosted.settling = None
             self.broadcast(room_id)
 
     def broadcast(self, room_id: str) -> None:
         """Queue each connection of the room its own view (each seat's written once)."""
-        timer = self._settling.pop(room_id, None)
-        if timer is not None:
-            timer.cancel()
-        room = self.rooms[room_id]
+        hosted = self.rooms[room_id]
+        if hosted.settling is not None:
+            hosted.settling.cancel()
+            hosted.settling = None
         now = time.monotonic()
-        self.active[room_id] = time.time()
+        hosted.active = time.time()
         views: dict[int | None, str] = {}
-        for conn in self.connections.get(room_id, ()):
+        for conn in hosted.connections:
             text = views.get(conn.seat)
             if text is None:
-                text = views[conn.seat] = to_text(room.view(conn.seat, now))
+                text = views[conn.seat] = to_text(hosted.room.view(conn.seat, now))
             conn.send(text)
 
     # ------------------------------------------------------------ sockets
 
     def admit(self, room_id: str, seat: int | None, client: str) -> None:
         """``TooMany`` if a new websocket of ``client`` on ``seat`` of the room would pass a limit."""
-        room, limits = self.rooms[room_id], self.limits
-        if seat is not None and room.seats[seat].connections >= limits.sockets_per_seat:
+        hosted, limits = self.rooms[room_id], self.limits
+        if seat is not None and hosted.room.seats[seat].connections >= limits.sockets_per_seat:
             raise TooMany(f"this seat is open in {limits.sockets_per_seat} places already, the most a seat may be")
-        if len(self.connections.get(room_id, ())) >= limits.sockets_per_room:
+        if len(hosted.connections) >= limits.sockets_per_room:
             raise TooMany(f"this room has {limits.sockets_per_room} connections already, the most a room may have")
-        if self.sockets.get(client, 0) >= limits.sockets_per_client:
+        if client in self.clients and self.clients[client].sockets >= limits.sockets_per_client:
             raise TooMany(f"you hold {limits.sockets_per_client} websockets already, the most one client may")
 
     def opened(self, room_id: str, conn: Connection) -> None:
         """A websocket opened: counted, and the room told (see ``settle``)."""
-        self.connections[room_id].add(conn)
-        self.sockets[conn.client] = self.sockets.get(conn.client, 0) + 1
-        self.rooms[room_id].connect(conn.seat)
+        hosted = self.rooms[room_id]
+        hosted.connections.add(conn)
+        self._client(conn.client).sockets += 1
+        hosted.room.connect(conn.seat)
         self.settle(room_id)
 
     def closed(self, room_id: str, conn: Connection) -> None:
         """A websocket closed (see ``opened``)."""
-        conns = self.connections.get(room_id, set())
-        if conn not in conns:
+        hosted = self.rooms.get(room_id)
+        if hosted is None or conn not in hosted.connections:
             return
-        conns.discard(conn)
-        if not conns:
-            self.active[room_id] = time.time()  # the idle clock starts when the last one leaves
-        left = self.sockets.get(conn.client, 1) - 1
-        if left:
-            self.sockets[conn.client] = left
-        else:
-            self.sockets.pop(conn.client, None)
-        room = self.rooms.get(room_id)
-        if room is not None:
-            room.disconnect(conn.seat)
-            self.settle(room_id)
+        hosted.connections.discard(conn)
+        if not hosted.connections:
+            hosted.active = time.time()  # the idle clock starts when the last one leaves
+        if conn.client in self.clients:
+            self.clients[conn.client].sockets -= 1
+            self._let_go(conn.client)
+        hosted.room.disconnect(conn.seat)
+        self.settle(room_id)
 
     def expire(self, now: float) -> list[str]:
-        """Delete the rooms nobody is connected to or has left, and unchanged, for ``room_ttl`` seconds."""
-        gone = [
-            rid
-            for rid, room in self.rooms.items()
-            if not self.connections.get(rid) and now - self.active.get(rid, now) >= self.room_ttl
-        ]
+        """Delete the rooms nobody is connected to or has left, and unchanged, for ``room_ttl``
+        seconds: each one's record, its cached replays, its agents' claim and its stored rows."""
+        gone = [rid for rid, h in self.rooms.items() if not h.connections and now - h.active >= self.room_ttl]
         for rid in gone:
-            task = self.drivers.pop(rid, None)
-            if task is not None:
-                task.cancel()
-            del self.rooms[rid]
-            timer = self._settling.pop(rid, None)
-            if timer is not None:
-                timer.cancel()
-            for table in (self.connections, self.changed, self.active, self.stand_ins, self.creators):
-                table.pop(rid, None)
-            for key in [k for k in self._replays if k[0] == rid]:
-                del self._replays[key]
+            self.rooms.pop(rid).close()
+            self.replays.forget(rid)
             self.agents.release(rid)
             self.store.delete_room(rid)
         return gone
@@ -635,7 +635,7 @@ class Hub:
     def _prune(self) -> None:
         """Keep the newest ``Limits.matches_total`` finished matches of the file (see ``Store.prune``)."""
         for room_id, number in self.store.prune(self.limits.matches_total):
-            room = self.rooms.get(room_id)
+            room = self.room(room_id)
             if room is not None:
                 room.finished.pop(number, None)
 
@@ -647,139 +647,25 @@ class Hub:
                 print(f"bigtwo serve: deleted {len(gone)} idle room(s)", file=sys.stderr, flush=True)
             self._prune()
 
-    # ------------------------------------------------------------ coach and replays
-
-    async def advise(self, room: Room, seat: int | None, client: str = "") -> dict[str, Any]:
-        """The coach's advice for ``seat`` on its turn (in the coach thread). A
-        position already being ranked is not ranked again: every socket that asks waits for the
-        one ranking. ``TooMany`` if ``client`` has ``Limits.coach_per_client`` positions being
-        ranked; cancelled when the last socket waiting for it closes."""
-        if seat is None:
-            raise RoomError("the coach advises a seated player; spectators have no hand")
-        if room.to_act != seat or room.game.is_over:
-            raise RoomError("the coach advises on your turn; it is not your turn")
-        position, seq = Position.of(room.game), len(room.moves)
-        variant = room.variant
-
-        async def rank() -> dict[str, Any]:
-            with self._coaching.hold(client, self.limits.coach_per_client, "coach requests", retry_after=2):
-                coach = await self.run("builder", self.coach, variant, client=client)
-                return await self.run("coach", coach.advise_at, position, client=client)
-
-        advice = await self._shared((room.id, room.match, seq), rank)
-        if seq != len(room.moves):
-            raise RoomError("the game moved on while the coach was thinking; ask again")
-        return {"type": "coach", "seq": seq, **advice}
-
-    async def _shared(self, key: tuple[str, int, int], work: Callable[[], Awaitable[Any]]) -> Any:
-        """``work()`` run once for everyone awaiting ``key`` at once; cancelled when none is left."""
-        shared = self._advice.get(key)
-        if shared is None or shared.task.done():
-            shared = self._advice[key] = _Shared(asyncio.ensure_future(work()))
-
-            def forget(_task: asyncio.Future[Any], k: Any = key, s: _Shared = shared) -> None:
-                if self._advice.get(k) is s:
-                    self._advice.pop(k, None)
-
-            shared.task.add_done_callback(forget)
-        shared.waiting += 1
-        try:
-            return await asyncio.shield(shared.task)
-        finally:
-            shared.waiting -= 1
-            if not shared.waiting and not shared.task.done():
-                shared.task.cancel()
-
-    async def replay(
-        self, record: Any, with_coach: bool, key: tuple[str, int, bool] | None = None, client: str = ""
-    ) -> dict[str, Any]:
-        """A finished match's record, checked by replaying it through the engine, and each move
-        expanded: ``{game, seat, cards, lead}`` plus the coach's advice (``with_coach``) for the
-        seat that moved, from that seat's information at that point. The record answered is the
-        engine's own (only ``seats`` and ``info`` are taken from the one given). ``key``: cache
-        it (a room's finished match). At most ``MAX_REPLAYS`` at once (``Busy``) and
-        ``Limits.replays_per_client`` for ``client`` (``TooMany``), each at most
-        ``Limits.replay_timeout`` seconds (``Busy``); cancelling the await (the client hung up)
-        stops the replay at once and frees its slot."""
-        if key is not None and key in self._replays:
-            self._replays.move_to_end(key)
-            return self._replays[key]
-        if self.replaying >= MAX_REPLAYS:
-            raise Busy(f"the server is replaying {MAX_REPLAYS} records already; try again in a moment")
-        with self._replaying.hold(client, self.limits.replays_per_client, "replays", retry_after=10):
-            self.replaying += 1
-            try:
-                out = await asyncio.wait_for(self._replay(record, with_coach, client), self.limits.replay_timeout)
-            except TimeoutError:
-                raise Busy(
-                    f"this replay took more than {self.limits.replay_timeout:g} seconds, the most one may; "
-                    "replay it without the coach, or a shorter match"
-                ) from None
-            finally:
-                self.replaying -= 1
-        if key is not None:
-            self._replays[key] = out
-            while len(self._replays) > MAX_REPLAYS:
-                self._replays.popitem(last=False)
-        return out
-
-    async def _replay(self, record: Any, with_coach: bool, client: str) -> dict[str, Any]:
-        steps: list[dict[str, Any]] = []
-        positions: list[Position] = []
-
-        def note(game: Game, number: int, seat: int, cards: str) -> None:
-            steps.append({"game": number, "seat": seat, "cards": cards, "lead": not game.table})
-            if with_coach:
-                positions.append(Position.of(game))
-
-        def expand() -> Game:
-            if not isinstance(record, dict):
-                raise RoomError("send a game record: a JSON object with format, variant, seed, games, ...")
-            return game_from_record(record, note)
-
-        final = await self.run("builder", expand, client=client)
-        if not final.is_over:
-            raise RoomError(
-                "this record's match is not over; a replay shows every hand, so only finished matches replay"
-            )
-        seats = record.get("seats")
-        info = record.get("info")
-        try:
-            checked = final.to_record(seats=seats, info=info)
-        except ValueError as exc:
-            raise RoomError(f"game record: {exc}") from None
-        if with_coach:
-            coach = await self.run("builder", self.coach, final.variant, "replay", client=client)
-            for step, position in zip(steps, positions, strict=True):  # one move at a time: rooms' coaches between
-                if self.stopping:
-                    raise Stopping("the server is stopping; ask for this replay again once it is back")
-                step["coach"] = await self.run("replay", coach.advise_at, position, client=client)
-        return {"record": checked, "steps": steps}
+    # ------------------------------------------------------------ shutdown
 
     def begin_stop(self) -> None:
         """The server is shutting down: replays end at their next move and every websocket is
         dropped, so that nothing holds up the shutdown (``stop`` follows)."""
-        self.stopping = True
-        for conns in self.connections.values():
-            for conn in conns:
+        self.stopping = self.replays.stopping = True
+        for hosted in self.rooms.values():
+            for conn in hosted.connections:
                 conn.dropped.set()
 
     async def stop(self) -> None:
         others = [t for t in (self._sweeper, self._starting) if t is not None]
-        for task in [*others, *self.drivers.values()]:
+        drivers = [h.driver for h in self.rooms.values() if h.driver is not None]
+        for task in [*others, *drivers]:
             task.cancel()
-        await asyncio.gather(*self.drivers.values(), *others, return_exceptions=True)
+        await asyncio.gather(*drivers, *others, return_exceptions=True)
         for lane in self.lanes.values():
             lane.shutdown()
         self.store.close()
-
-
-@dataclass(eq=False)
-class _Shared:
-    """One piece of work many await (``Hub._shared``): its task and how many await it."""
-
-    task: asyncio.Future
-    waiting: int = 0
 
 
 def _choose(turn: Any) -> int:

@@ -19,11 +19,13 @@ import contextlib
 import os
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
 
 Job = tuple[Future, Callable[..., Any], tuple[Any, ...]]
+# how the hub runs work in a lane: ``await run(lane, fn, *args, client=..., rank=...)`` (``Hub.run``)
+Run = Callable[..., Awaitable[Any]]
 
 
 class Lane:

@@ -47,7 +47,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from bigtwo.web.room import MAX_KEPT, RoomError
+from bigtwo.web.forms import RoomError
+from bigtwo.web.room import MAX_KEPT
 
 WINDOW = 60.0  # seconds of the rate limits' window
 RETRY_COUNT = 30  # seconds a refusal by a count (rooms, sockets, agents held) says to wait
@@ -60,6 +61,17 @@ class TooMany(RoomError):
     def __init__(self, message: str, retry_after: float = RETRY_COUNT) -> None:
         super().__init__(message)
         self.retry_after = max(1, math.ceil(retry_after))
+
+
+class Busy(RoomError):
+    """A request the server as a whole cannot take now (HTTP 503): it is full, stopping, or the
+    work ran past its time; ``retry_after``: seconds until trying again may succeed."""
+
+    retry_after = 30
+
+
+class Stopping(Busy):
+    """A request cut short because the server is shutting down (HTTP 503)."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """A room of the web table: seats (people or agents), one match at a time, the engine as referee.
 
-A room holds 2-4 seats, each a person (who opens the seat's secret link) or an agent (any name
-``agents.make_agent`` takes). Every play goes through the engine (``bigtwo.env.envs.game.Game``):
+A room holds 2-4 seats, each a person (who opens the seat's secret link) or an agent (a name
+``bigtwo.web.forms.check_agent`` allows; ``bigtwo.agents.registry.make_agent`` builds it). A
+room is made from a set-up (``bigtwo.web.forms.setup_for``; a client's form is checked by
+``bigtwo.web.forms.room_setup`` first) and is the state machine of its matches: who plays each
+turn, what is played, what each seat sees. Every play goes through the engine (``bigtwo.env.envs.game.Game``):
 an out-of-turn, illegal or malformed play raises ``RoomError`` saying why, and changes nothing.
 Each accepted play is stored (``bigtwo.web.store``) before the room changes, so a restarted
 server rebuilds the room by replaying the stored plays (``Room.restore``).
@@ -17,10 +20,10 @@ counts as away from the room's start (or the server's restart).
 turn; when it runs out the stand-in plays that turn for them, so one player who never plays
 cannot stall the room.
 
-**The form.** ``room_setup`` checks the page's create-room form (every field, with the web's
-bounds: ``MAX_GAMES`` games a match, agent names and budgets from ``check_agent``, text that is
-valid Unicode) and builds nothing: a refused form costs nothing. Seat tokens are kept hashed
-(``hash_token``); only the room's creator is handed the plain ones, once.
+**Who plays a turn, in words** (``Room.controller``, a ``bigtwo.web.states.SeatState``):
+``person``, ``agent``, ``stand-in`` or ``waiting`` (an away person, before the stand-in takes
+over); each move records who made it (``by``). Seat tokens are kept hashed
+(``bigtwo.web.forms.hash_token``): a link opens its seat by its hash (``Room.seat_for_token``).
 
 **What a seat sees** (``Room.view``): the public table (seats, connection states, cards left,
 the play to beat, the current trick, scores, finished games with the cards they ended with) and
@@ -28,228 +31,37 @@ its own hand and legal plays; a spectator sees the public part only. A view neve
 of another seat's hand.
 
 >>> from bigtwo.agents.registry import make_agent
->>> room = Room("r1", Room.setup_for("taiwan", ["greedy", "greedy", "greedy", "person"], seed=4),
+>>> from bigtwo.web.forms import setup_for
+>>> room = Room("r1", setup_for("taiwan", ["greedy", "greedy", "greedy", "person"], seed=4),
 ...             agents=lambda spec, variant: make_agent(spec, variant, seed=0), clock=lambda: 0.0)
 >>> room.to_act, room.seats[3].kind
 (3, 'person')
 >>> room.play(1, "3C")
 Traceback (most recent call last):
-bigtwo.web.room.RoomError: not your turn: seat 3 (player 1) is to act, you are seat 1
+bigtwo.web.forms.RoomError: not your turn: seat 3 (player 1) is to act, you are seat 1
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from bigtwo.agents.base import Agent
-from bigtwo.agents.registry import AGENT_SPECS, WEB_THREADS, split_spec
-from bigtwo.env.engine.seeds import check_seed
 from bigtwo.env.envs.game import Game
-from bigtwo.env.rules.variant import (
-    DEFAULT_VARIANT,
-    Variant,
-    load_variant,
-    stored_variant,
-    variant_names,
-    yaml_mapping,
-)
+from bigtwo.env.rules.variant import Variant, stored_variant
+from bigtwo.web.forms import MAX_PACE, RoomError, check_number, hash_token
+from bigtwo.web.states import SeatState
 from bigtwo.web.store import Store, StoredRoom
 
-PERSON = "person"
-DEFAULT_PACE = 0.8  # seconds an agent waits before it plays, so people can follow
-DEFAULT_AWAY = 30.0  # seconds a person may be away before a stand-in agent plays for them
-DEFAULT_TURN = 120.0  # seconds a connected person has for a turn before the stand-in plays it
-MAX_PACE = 10.0
-MAX_AWAY = 3600.0
-MAX_TURN = 3600.0
-MAX_GAMES = 100  # games a web room's match may have (every state message carries the match's games)
-MAX_DESCRIPTION = 500  # characters of a variant's description (sent in every state message)
-MAX_NAME = 40  # characters of a seat's name
 MAX_KEPT = 20  # finished matches whose records a room keeps (the default of bigtwo serve --limit matches_per_room)
-# the agents a web seat may have and the options it may set on them, as their declarations say
-# (bigtwo.agents.registry: each option's web caps, e.g. the budget of one move, are declared there too)
-AGENT_OPTIONS: dict[str, tuple[str, ...]] = {
-    name: spec.option_names(web=True) for name, spec in AGENT_SPECS.items() if spec.web
-}
-MAX_AGENT_THREADS = WEB_THREADS  # rollout threads: a core is left to the event loop
-FORM_FIELDS = ("variant", "yaml", "settings", "seats", "names", "pace", "away_timeout", "turn_timeout", "seed")
 
 AgentSource = Callable[[str, Variant], Agent]
-
-
-class RoomError(ValueError):
-    """A request the room refuses; the message says why and what is allowed."""
-
-
-def hash_token(token: str) -> str:
-    """What the store and the room keep of a seat's token: its SHA-256 (hex)."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def check_number(value: Any, what: str, high: float, unit: str = "seconds") -> float:
-    """``value`` as a float in ``0..high``; ``RoomError`` for anything else (text, bool, null, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
-        raise RoomError(f"{what} is a number of {unit} 0..{high:g}, got {value!r}")
-    return float(value)
-
-
-def check_agent(spec: Any, files: Mapping[str, Any] = {}) -> str:  # noqa: B006 - read only
-    """``spec`` if a web seat may have that agent: a name of ``AGENT_OPTIONS`` with only its
-    options, each a value its declaration allows within the web's caps (``AgentSpec.check_options``
-    with ``web=True``: the budget of a move, ``bigtwo.agents.registry.WEB_SIMULATIONS``, ``WEB_SECONDS``,
-    ``WEB_TOP_K`` and ``WEB_THREADS``), or one of the checkpoint ``files`` the server was started with (by
-    name). Never a path: a web seat cannot load what the server was not given. Builds nothing.
-
-    >>> check_agent("search:simulations=500")
-    'search:simulations=500'
-    >>> check_agent("search:seconds=86400")
-    Traceback (most recent call last):
-    bigtwo.web.room.RoomError: agent 'search:seconds=86400': seconds must be a number 0..1 on this server (seconds per move), got 86400
-    """
-    allowed = [*AGENT_OPTIONS, *files]
-    if not isinstance(spec, str) or not spec.strip():
-        raise RoomError(f"a seat's agent is a name: one of {', '.join(allowed)}; got {spec!r}")
-    spec = spec.strip()
-    if spec in files:
-        return spec
-    try:
-        name, options = split_spec(spec)
-    except ValueError as exc:
-        raise RoomError(str(exc)) from None
-    check_unicode(options, f"agent {spec!r}")  # option values are YAML: "weights=\"\\ud800\"" decodes to a surrogate
-    name = name.strip().lower()
-    if name not in AGENT_OPTIONS:
-        raise RoomError(
-            f"unknown agent {spec!r}; allowed: {', '.join(allowed)} (names, with options such as "
-            "'search:simulations=500')"
-        )
-    unknown = sorted(set(options) - set(AGENT_OPTIONS[name]))
-    if unknown:
-        takes = ", ".join(AGENT_OPTIONS[name]) or "no options"
-        raise RoomError(f"agent {spec!r}: option {unknown[0]!r} is not allowed on this server; {name} takes: {takes}")
-    try:
-        AGENT_SPECS[name].check_options(options, web=True)
-    except ValueError as exc:
-        raise RoomError(f"agent {spec!r}: {exc}") from None
-    return spec
-
-
-def check_text(value: Any, what: str, most: int) -> str:
-    """``value`` if it is text of at most ``most`` characters that UTF-8 can write."""
-    if not isinstance(value, str):
-        raise RoomError(f"{what} must be text, got {value!r}")
-    if len(value) > most:
-        raise RoomError(f"{what} may have at most {most} characters, got {len(value)}")
-    return check_unicode(value, what)
-
-
-def check_unicode(value: Any, what: str) -> Any:
-    """``value`` if every text in it (keys and values of dicts, items of lists and tuples, at any
-    depth) is one UTF-8 can write; ``RoomError`` naming ``what`` for a lone surrogate, which JSON
-    and YAML escapes decode to and which no page, log or socket can carry. Checked on what a
-    request decodes to (YAML inside JSON, an agent's options), not only on its raw text.
-
-    >>> check_unicode({"name": "café", "seats": ["ok"]}, "the room")["name"]
-    'café'
-    >>> check_unicode({"name": chr(0xD800)}, "the variant")
-    Traceback (most recent call last):
-    bigtwo.web.room.RoomError: the variant: text must be valid Unicode (no lone surrogates), got '\\ud800'
-    """
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                shown = item.encode("utf-8", "backslashreplace").decode("utf-8")
-                raise RoomError(f"{what}: text must be valid Unicode (no lone surrogates), got '{shown}'") from None
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return value
-
-
-def room_setup(
-    body: Any,
-    default_agent: Callable[[Variant], str],
-    pace: float = DEFAULT_PACE,
-    away_timeout: float = DEFAULT_AWAY,
-    turn_timeout: float = DEFAULT_TURN,
-    files: Mapping[str, Any] = {},  # noqa: B006 - read only
-) -> dict[str, Any]:
-    """The set-up of a room from the page's create-room form (``FORM_FIELDS``; see
-    ``bigtwo.web.app``), every field checked; ``RoomError`` naming the first bad one. Builds no
-    agent: ``default_agent(variant)`` names the seats' default and the stand-in."""
-    if not isinstance(body, dict):
-        raise RoomError("the request body must be a JSON object of the form's fields")
-    unknown = sorted(set(body) - set(FORM_FIELDS))
-    if unknown:
-        raise RoomError(f"unknown field {unknown[0]!r}; fields are: {', '.join(sorted(FORM_FIELDS))}")
-    settings = body.get("settings")
-    settings = {} if settings is None else settings
-    if not isinstance(settings, dict):
-        raise RoomError(f"settings must be an object of variant fields, got {settings!r}")
-    try:
-        if body.get("yaml") is not None:
-            data = yaml_mapping(
-                check_text(body["yaml"], "yaml (the text of a variant file)", 20_000), "the variant file"
-            )
-            data.setdefault("name", "custom")
-            variant = Variant().replace(**{**data, **settings})
-        else:
-            name = body.get("variant", DEFAULT_VARIANT)
-            if not isinstance(name, str) or name not in variant_names():
-                raise RoomError(f"unknown variant {name!r}; allowed: {', '.join(variant_names())} (or send yaml)")
-            variant = load_variant(name, **settings)
-    except RoomError:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise RoomError(f"variant: {exc}") from None
-    if variant.games > MAX_GAMES:
-        raise RoomError(f"games must be 1..{MAX_GAMES} for a room on this server, got {variant.games}")
-    check_text(variant.description, "the variant's description", MAX_DESCRIPTION)
-    check_text(variant.name, "the variant's name", MAX_NAME)
-    seats = body.get("seats")
-    if seats is None:
-        seats = [PERSON] + [default_agent(variant)] * (variant.players - 1)
-    if not isinstance(seats, list):
-        raise RoomError("seats must be a list: 'person' or an agent name per seat")
-    seats = [s.strip() if isinstance(s, str) else s for s in seats]
-    for spec in seats:
-        if spec != PERSON:
-            check_agent(spec, files)
-    seed = body.get("seed")
-    try:
-        seed = check_seed(seed)
-    except ValueError as exc:
-        raise RoomError(str(exc)) from None
-    if seed is not None and seats.count(PERSON) > 1:
-        raise RoomError(
-            "a chosen seed fixes the deal, which the creator would know: only a room with at most one person "
-            "may choose it (leave seed out to deal at random)"
-        )
-    setup = Room.setup_for(
-        variant,
-        seats,
-        names=body.get("names"),
-        pace=pace if body.get("pace") is None else body["pace"],
-        away_timeout=away_timeout if body.get("away_timeout") is None else body["away_timeout"],
-        turn_timeout=turn_timeout if body.get("turn_timeout") is None else body["turn_timeout"],
-        stand_in=default_agent(variant),
-        seed=seed,
-    )
-    return check_unicode(setup, "the room")  # every text as decoded (YAML's escapes too), stored and shown later
 
 
 @dataclass
@@ -266,7 +78,12 @@ class Seat:
 
     @property
     def person(self) -> bool:
-        return self.kind == PERSON
+        return self.kind == SeatState.PERSON
+
+    @property
+    def holder(self) -> SeatState:
+        """Who holds the seat: ``person`` or ``agent`` (a view's and the lobby's ``kind``)."""
+        return SeatState.PERSON if self.person else SeatState.AGENT
 
 
 @dataclass
@@ -276,7 +93,7 @@ class Move:
     seq: int  # 0, 1, ... within the match
     seat: int
     cards: list[str]  # [] for a pass
-    by: str  # "person", "agent" or "stand-in"
+    by: str  # who played it: a ``SeatState``, ``person``, ``agent`` or ``stand-in``
     game: int  # the game of the match it belongs to
     lead: bool  # whether it was played to an empty table (a new trick)
 
@@ -296,7 +113,7 @@ class AgentTurn:
 
 @dataclass
 class Room:
-    """A room (see the module docstring). ``setup``: as ``setup_for`` makes it (and the store
+    """A room (see the module docstring). ``setup``: as ``bigtwo.web.forms.setup_for`` makes it (and the store
     keeps); ``agents(spec, variant)`` builds or reuses an agent; ``store``: where plays go."""
 
     id: str
@@ -333,57 +150,6 @@ class Room:
             self.new_match(self.setup.get("seed"))
 
     # ------------------------------------------------------------ set-up
-
-    @staticmethod
-    def setup_for(
-        variant: Variant | str,
-        seats: list[str],
-        names: list[str] | None = None,
-        pace: float = DEFAULT_PACE,
-        away_timeout: float = DEFAULT_AWAY,
-        stand_in: str = "heuristic",
-        seed: int | None = None,
-        turn_timeout: float = 0.0,
-        **overrides: Any,
-    ) -> dict[str, Any]:
-        """A room's set-up: ``seats`` one ``"person"`` or agent name per seat (checked by the
-        caller against the agents it can build), each person seat given a fresh secret token
-        (``tokens``, which the store never writes; the seats keep its hash)."""
-        var = load_variant(variant, **overrides)
-        if not isinstance(seats, list) or len(seats) != var.players:
-            raise RoomError(f"variant {var.name!r} has {var.players} seats; seats must be a list of {var.players}")
-        if not all(isinstance(s, str) and s.strip() for s in seats):
-            raise RoomError(f"each seat is 'person' or an agent name, got {seats!r}")
-        if names is not None and (
-            not isinstance(names, list) or len(names) != len(seats) or not all(isinstance(n, str) for n in names)
-        ):
-            raise RoomError(f"names must be {len(seats)} texts, one per seat; got {names!r}")
-        for n in names or ():
-            check_text(n.strip(), "a seat's name", MAX_NAME)
-        pace = check_number(pace, "pace", MAX_PACE)
-        away_timeout = check_number(away_timeout, "away_timeout", MAX_AWAY)
-        turn_timeout = check_number(turn_timeout, "turn_timeout", MAX_TURN)
-        people = 0
-        out, tokens = [], []
-        for i, kind in enumerate(seats):
-            kind = kind.strip()
-            if kind == PERSON:
-                people += 1
-            default = f"player {people}" if kind == PERSON else kind
-            name = (names[i].strip() if names else "") or default
-            token = secrets.token_urlsafe(16)  # an agent seat gets one too: nobody knows it
-            tokens.append(token if kind == PERSON else None)
-            out.append({"kind": kind, "name": name[:MAX_NAME], "token_hash": hash_token(token)})
-        return {
-            "variant": var.to_dict(),
-            "seats": out,
-            "tokens": tokens,
-            "pace": pace,
-            "away_timeout": away_timeout,
-            "turn_timeout": turn_timeout,
-            "stand_in": stand_in,
-            "seed": seed,
-        }
 
     @property
     def attended(self) -> bool:
@@ -509,7 +275,7 @@ class Room:
         """The seat to play, ``None`` once the match is over."""
         return self.game.current_player
 
-    def controller(self, now: float | None = None) -> str | None:
+    def controller(self, now: float | None = None) -> SeatState | None:
         """Who plays the current turn: ``person``, ``agent``, ``stand-in`` (an agent for an away
         person, once ``away_timeout`` has passed, or for a connected one whose turn clock ran
         out) or ``waiting`` (an away person, before that)."""
@@ -518,11 +284,12 @@ class Room:
             return None
         s = self.seats[seat]
         if not s.person:
-            return "agent"
+            return SeatState.AGENT
         now = self.clock() if now is None else now
         if s.away_since is None:
-            return "stand-in" if self.turn_timeout and now - self.last_change >= self.turn_timeout else PERSON
-        return "stand-in" if now - s.away_since >= self.away_timeout else "waiting"
+            turn_over = self.turn_timeout and now - self.last_change >= self.turn_timeout
+            return SeatState.STAND_IN if turn_over else SeatState.PERSON
+        return SeatState.STAND_IN if now - s.away_since >= self.away_timeout else SeatState.WAITING
 
     def agent_due(self, now: float | None = None) -> float | None:
         """Clock time the next agent play is due, ``None`` while a connected person without a
@@ -561,7 +328,7 @@ class Room:
         why = self.game.explain_illegal(action)
         if why is not None:
             raise RoomError(f"you cannot play {' '.join(self.game.cards_of(action)) or 'pass'}: {why}")
-        return self._apply(seat, action, PERSON)
+        return self._apply(seat, action, SeatState.PERSON)
 
     def agent_turn(self, now: float | None = None) -> AgentTurn | None:
         """The agent play due now (inputs copied, so it may be chosen in another thread), or ``None``."""
@@ -572,7 +339,7 @@ class Room:
         seat = self.to_act
         assert seat is not None
         s = self.seats[seat]
-        by, spec = ("agent", s.kind) if not s.person else ("stand-in", self.stand_in)
+        by, spec = (SeatState.AGENT, s.kind) if not s.person else (SeatState.STAND_IN, self.stand_in)
         ids, counts = self.game.engine.legal_actions()
         obs = self.game.engine.observe()
         return AgentTurn(
@@ -588,7 +355,11 @@ class Room:
     def finish_agent_turn(self, turn: AgentTurn, action: int) -> Move | None:
         """Play the agent's ``action`` if the room is still where ``turn`` was taken (else ``None``:
         the person came back and played, or the turn passed)."""
-        if turn.seq != len(self.moves) or self.to_act != turn.seat or self.controller() not in ("agent", "stand-in"):
+        if (
+            turn.seq != len(self.moves)
+            or self.to_act != turn.seat
+            or self.controller() not in (SeatState.AGENT, SeatState.STAND_IN)
+        ):
             return None
         if self.game.explain_illegal(action) is not None:
             raise ValueError(f"agent {turn.agent.name!r} chose an illegal play for seat {turn.seat}")
@@ -610,76 +381,24 @@ class Room:
     # ------------------------------------------------------------ what a seat sees
 
     def view(self, seat: int | None, now: float | None = None) -> dict[str, Any]:
-        """The room as ``seat`` sees it (``None``: a spectator); see the module docstring."""
+        """The room as ``seat`` sees it (``None``: a spectator); see the module docstring. The
+        keys keep their order: the wire's text is the same for the same room."""
         now = self.clock() if now is None else now
         g = self.game
-        to_act = self.to_act
-        controller = self.controller(now)
-        game_no = g.game_number
-        start = len(self.moves)  # the current game's moves are the match's last ones
-        while start and not g.is_over and self.moves[start - 1].game == game_no:
-            start -= 1
-        current = [] if g.is_over else self.moves[start:]
-        trick: list[Move] = []
-        for m in current:
-            trick = [m] if m.lead else [*trick, m]
-        seats = []
-        for s in self.seats:
-            if not s.person:
-                connection = "agent"
-            elif s.away_since is None:
-                connection = "connected"
-            else:
-                connection = "stand-in" if now - s.away_since >= self.away_timeout else "away"
-            seats.append(
-                {
-                    "seat": s.index,
-                    "name": s.name,
-                    "kind": PERSON if s.person else "agent",
-                    "agent": None if s.person else s.kind,
-                    "connection": connection,
-                    "connections": s.connections,
-                    "cards_left": g.cards_left[s.index],
-                    "score": g.scores[s.index],
-                }
-            )
-        results = self._finished_games()
-        last = self.moves[-1] if self.moves else None
-        mine = seat is not None and seat == to_act and controller == PERSON
-        stand_in_at = turn_left = None
-        away_since = None if to_act is None else self.seats[to_act].away_since
-        if controller == "waiting" and away_since is not None:  # the second: implied by the first
-            stand_in_at = round(away_since + self.away_timeout - now, 1)
-        if controller == PERSON and self.turn_timeout:
-            turn_left = round(max(0.0, self.last_change + self.turn_timeout - now), 1)
+        turn = self._turn_view(now)
+        mine = seat is not None and seat == self.to_act and turn["controller"] == SeatState.PERSON
         return {
             "type": "state",
             "room": self.id,
             "match": self.match,
             "seq": len(self.moves),
-            "variant": {k: self.variant.to_dict()[k] for k in ("name", "players", "games", "scoring", "description")},
+            "variant": self._variant_view(),
             "you": seat,
-            "seats": seats,
-            "to_act": to_act,
-            "controller": controller,
-            "stand_in_in": stand_in_at,
-            "turn_left": turn_left,
-            "turn_timeout": self.turn_timeout,
-            "seed_chosen": self.setup.get("seed") is not None and self.match == 1,
-            "game": game_no,
-            "games": self.variant.games,
-            "direction": g.direction,
-            "opening_card": g.opening_card,
-            "table": None
-            if not g.table or g.is_over
-            else {"cards": g.table, "seat": g.table_player, "kind": g.table_kind},
-            "trick": [{"seat": m.seat, "cards": m.cards, "by": m.by} for m in trick],
-            "last_move": None
-            if last is None
-            else {"seq": last.seq, "seat": last.seat, "cards": last.cards, "by": last.by, "game": last.game},
+            **turn,
+            **self._table_view(),
             "hand": None if seat is None else g.hands[seat],
             "legal": g.legal_plays() if mine else None,
-            "results": results,
+            "results": self._finished_games(),
             "scores": g.scores,
             "over": g.is_over,
             "pace": self.pace,
@@ -688,6 +407,87 @@ class Room:
             "spectators": self.spectators,
             "your_connections": None if seat is None else self.seats[seat].connections,
         }
+
+    def _variant_view(self) -> dict[str, Any]:
+        """What a view shows of the variant: its name, seats, games, scoring and description."""
+        rules = self.variant.to_dict()
+        return {k: rules[k] for k in ("name", "players", "games", "scoring", "description")}
+
+    def _turn_view(self, now: float) -> dict[str, Any]:
+        """A view's seats and turn: each seat's public line, the seat to act, who plays it
+        (``controller``) and its clocks: ``stand_in_in``, seconds until the stand-in plays for
+        the away person to act, and ``turn_left``, seconds left of a connected person's turn."""
+        to_act = self.to_act
+        controller = self.controller(now)
+        stand_in_in = turn_left = None
+        away_since = None if to_act is None else self.seats[to_act].away_since
+        if controller == SeatState.WAITING and away_since is not None:  # the second: implied by the first
+            stand_in_in = round(away_since + self.away_timeout - now, 1)
+        if controller == SeatState.PERSON and self.turn_timeout:
+            turn_left = round(max(0.0, self.last_change + self.turn_timeout - now), 1)
+        return {
+            "seats": [self._seat_view(s, now) for s in self.seats],
+            "to_act": to_act,
+            "controller": controller,
+            "stand_in_in": stand_in_in,
+            "turn_left": turn_left,
+            "turn_timeout": self.turn_timeout,
+        }
+
+    def _seat_view(self, s: Seat, now: float) -> dict[str, Any]:
+        """One seat's public line of a view: who holds it, its connection state, cards left, score."""
+        return {
+            "seat": s.index,
+            "name": s.name,
+            "kind": s.holder,
+            "agent": None if s.person else s.kind,
+            "connection": self._connection(s, now),
+            "connections": s.connections,
+            "cards_left": self.game.cards_left[s.index],
+            "score": self.game.scores[s.index],
+        }
+
+    def _connection(self, s: Seat, now: float) -> SeatState:
+        """A seat's ``connection`` in a view: ``agent``, ``connected`` (its person has a connection
+        open), ``stand-in`` (its person away ``away_timeout`` seconds or more) or ``away``."""
+        if not s.person:
+            return SeatState.AGENT
+        if s.away_since is None:
+            return SeatState.CONNECTED
+        return SeatState.STAND_IN if now - s.away_since >= self.away_timeout else SeatState.AWAY
+
+    def _table_view(self) -> dict[str, Any]:
+        """A view's public table: the game of the match, the play to beat, the current trick and
+        the last move (of the match: the finished game's last once a game is over)."""
+        g = self.game
+        last = self.moves[-1] if self.moves else None
+        return {
+            "seed_chosen": self.setup.get("seed") is not None and self.match == 1,
+            "game": g.game_number,
+            "games": self.variant.games,
+            "direction": g.direction,
+            "opening_card": g.opening_card,
+            "table": None
+            if not g.table or g.is_over
+            else {"cards": g.table, "seat": g.table_player, "kind": g.table_kind},
+            "trick": [{"seat": m.seat, "cards": m.cards, "by": m.by} for m in self._trick()],
+            "last_move": None
+            if last is None
+            else {"seq": last.seq, "seat": last.seat, "cards": last.cards, "by": last.by, "game": last.game},
+        }
+
+    def _trick(self) -> list[Move]:
+        """The current trick's moves, its lead first (none once the match is over)."""
+        g = self.game
+        if g.is_over:
+            return []
+        start = len(self.moves)  # the current game's moves are the match's last ones
+        while start and self.moves[start - 1].game == g.game_number:
+            start -= 1
+        trick: list[Move] = []
+        for m in self.moves[start:]:
+            trick = [m] if m.lead else [*trick, m]
+        return trick
 
     def _finished_games(self) -> list[dict[str, Any]]:
         """The current match's finished games with the cards each seat ended with, built once per
@@ -710,7 +510,7 @@ class Room:
         return {
             "room": self.id,
             "variant": self.variant.name,
-            "seats": [{"name": s.name, "kind": PERSON if s.person else "agent"} for s in self.seats],
+            "seats": [{"name": s.name, "kind": s.holder} for s in self.seats],
             "match": self.match,
             "plays": len(self.moves),
             "over": self.game.is_over,
@@ -755,5 +555,5 @@ def match_record(game: Game, room_id: str, match: int, names: list[str], kinds: 
     """A room's match as a game record (``bigtwo.env.records.record``): ``seats`` the seats' names, ``info``
     the room, the match number and ``people``, the seats a person held (their plays include any a
     stand-in made while they were away)."""
-    people = [i for i, kind in enumerate(kinds) if kind == PERSON]
+    people = [i for i, kind in enumerate(kinds) if kind == SeatState.PERSON]
     return game.to_record(seats=list(names), info={"room": room_id, "match": match, "people": people})

@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from bigtwo.web.forms import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN
 from bigtwo.web.limits import Limits
-from bigtwo.web.room import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN
 
 DEFAULT_DB = "bigtwo-web.sqlite"
 MAX_WS_FRAME = 64 * 1024  # bytes of one websocket message uvicorn reads (the app allows far less)
