@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
@@ -64,7 +64,7 @@ from starlette.websockets import WebSocket
 from bigtwo.env.records.record import record_line
 from bigtwo.web.forms import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, RoomError, check_unicode
 from bigtwo.web.hub import Connection, Hub
-from bigtwo.web.limits import Busy, Limits, TooMany, client_id
+from bigtwo.web.limits import Busy, Limits, TooMany, client_id, network_of
 from bigtwo.web.room import Room
 from bigtwo.web.store import Store
 
@@ -192,12 +192,14 @@ async def read_json(request: Request, most: int = MAX_BODY, seconds: float = 30.
         await asyncio.wait_for(read(), seconds)  # asyncio.timeout is Python 3.11+; 3.10 is supported
     except (TimeoutError, asyncio.TimeoutError):
         raise Refused(408, f"the request body must arrive within {seconds:g} seconds") from None
+    except ClientDisconnect:  # the body was cut short: nobody reads the answer, but it is one, not a traceback
+        raise Refused(400, "the client hung up before the request body arrived") from None
     return parse_json(bytes(raw), "the request body")
 
 
-def client_of(conn: HTTPConnection) -> str:
-    """The client of a request or websocket (``limits.client_id`` of its address)."""
-    return client_id(conn.client.host if conn.client else "unknown")
+def client_of(conn: HTTPConnection, limits: Limits) -> str:
+    """The client of a request or websocket (``limits.client_id`` of its address's network)."""
+    return client_id(network_of(conn.client.host, limits) if conn.client else "unknown")
 
 
 class Gone(Exception):
@@ -324,7 +326,7 @@ def create_app(
 
     async def create(request: Request) -> Response:
         try:
-            room = await hub.create(await read_json(request, seconds=limits.body_timeout), client_of(request))
+            room = await hub.create(await read_json(request, seconds=limits.body_timeout), client_of(request, limits))
         except (Refused, RoomError) as exc:
             return answer(exc)
         base = str(request.base_url).rstrip("/")
@@ -382,7 +384,9 @@ def create_app(
             room = room_of(request)
             match = match_of(request, room)
             coach = request.query_params.get("coach") == "1"
-            work = hub.replays.replay(room.record(match), coach, key=(room.id, match, coach), client=client_of(request))
+            work = hub.replays.replay(
+                room.record(match), coach, key=(room.id, match, coach), client=client_of(request, limits)
+            )
             return JSONResponse(await until_gone(request, work))
         except (Refused, RoomError) as exc:
             return answer(exc, 409)
@@ -392,7 +396,7 @@ def create_app(
     async def body_replay(request: Request) -> Response:
         try:
             rec = await read_json(request, MAX_RECORD, limits.body_timeout)
-            work = hub.replays.replay(rec, request.query_params.get("coach") == "1", client=client_of(request))
+            work = hub.replays.replay(rec, request.query_params.get("coach") == "1", client=client_of(request, limits))
             return JSONResponse(await until_gone(request, work))
         except (Refused, ValueError, TypeError) as exc:
             return answer(exc)
@@ -405,7 +409,7 @@ def create_app(
         room_id = ws.path_params["room"]
         room = hub.room(room_id)
         token = ws.query_params.get("token")
-        client = client_of(ws)
+        client = client_of(ws, limits)
         try:
             if room is None:
                 raise RoomError(f"no room {room_id!r} on this server")

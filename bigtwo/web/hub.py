@@ -81,7 +81,7 @@ from bigtwo.web.forms import (
     room_setup,
 )
 from bigtwo.web.lanes import Lane
-from bigtwo.web.limits import Busy, Limits, Rate, Stopping, TooMany
+from bigtwo.web.limits import RESERVE, Busy, Limits, Rate, Stopping, TooMany, kept_for_newcomers
 from bigtwo.web.replays import Replays
 from bigtwo.web.room import Room
 from bigtwo.web.states import SeatState
@@ -485,7 +485,12 @@ class Hub:
             raise Busy(f"the server holds {MAX_ROOMS} rooms, its most; idle rooms are deleted after a while")
         most = self.limits.rooms_per_client
         creating = self.clients[client].creating if client in self.clients else 0
-        if sum(1 for h in self.rooms.values() if h.creator == client) + creating >= most:
+        held = sum(1 for h in self.rooms.values() if h.creator == client) + creating
+        if kept_for_newcomers(len(self.rooms), MAX_ROOMS, held, 1):
+            raise Busy(
+                f"the server is nearly full: its last {MAX_ROOMS // RESERVE} rooms are kept for clients with none"
+            )
+        if held >= most:
             raise TooMany(
                 f"you hold {most} rooms, the most one client may; a room nobody is in is deleted after "
                 f"{self.room_ttl:g} seconds"

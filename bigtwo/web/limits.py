@@ -1,10 +1,15 @@
 """The web table's limits: what one client may hold or ask for, the timeouts at the door and the
 bounds on history, so that no client can fill the server or starve the others.
 
-A client is the address a connection comes from; behind a reverse proxy named with ``bigtwo
-serve --proxy ADDR``, the address that proxy gives in ``X-Forwarded-For``. The server knows a
-client by a hash of that address (``client_id``), which is also what the store keeps of a room's
-creator, so a client's rooms count against its limit across restarts. A request over a per-client
+A client is the network a connection comes from (``network_of``): its IPv4 address, or its
+``/ipv4_prefix`` network when that is under 32, and its IPv6 ``/ipv6_prefix`` network (a /64
+holds billions of addresses, all one client); behind a reverse proxy named with ``bigtwo serve
+--proxy ADDR``, the network of the address that proxy gives in ``X-Forwarded-For``. The server
+knows a client by a hash of that network (``client_id``), which is also what the store keeps of a
+room's creator, so a client's rooms count against its limit across restarts. The last
+``1/RESERVE`` of the server's rooms and of its connections are kept for newcomers
+(``kept_for_newcomers``): a client that holds a room already, or ``NEWCOMER_CONNECTIONS``
+connections, is refused them (503), so that many clients together cannot fill the server. A request over a per-client
 limit is refused with HTTP 429 and a ``Retry-After`` header (a websocket before its handshake,
 the same way; a coach request on an open socket with an ``error`` message that has
 ``retry_after``), before anything is built. Every limit is set with ``bigtwo serve --limit
@@ -21,7 +26,9 @@ NAME=VALUE`` (repeatable):
 | ``replays_per_client`` | 2 | replays one client may have running at once (of the server's 16) |
 | ``coach_per_client`` | 2 | coach positions one client may have being ranked at once |
 | ``connections`` | 512 | TCP connections the server holds at once (HTTP and websockets; also kept under the open-file limit) |
-| ``connections_per_client`` | 64 | TCP connections from one address (not applied to the ``--proxy``) |
+| ``connections_per_client`` | 64 | TCP connections from one client (not applied to the ``--proxy``) |
+| ``ipv4_prefix`` | 32 | the bits of an IPv4 address that name a client (24: a /24 network is one client) |
+| ``ipv6_prefix`` | 64 | the bits of an IPv6 address that name a client (a /64 network is one client) |
 | ``header_timeout`` | 10 | seconds a connection has to send a request's headers, from opening or from its last response |
 | ``body_timeout`` | 30 | seconds a request has to send its body |
 | ``keep_alive`` | 5 | seconds an idle keep-alive connection is kept between requests |
@@ -33,12 +40,14 @@ NAME=VALUE`` (repeatable):
 30
 >>> Limits.parse(["rooms=3"])
 Traceback (most recent call last):
-ValueError: --limit 'rooms=3': unknown limit 'rooms'; limits are: agents_per_client, body_timeout, coach_per_client, connections, connections_per_client, header_timeout, keep_alive, matches_per_room, matches_total, replay_timeout, replays_per_client, rooms_per_client, rooms_per_minute, sockets_per_client, sockets_per_room, sockets_per_seat
+ValueError: --limit 'rooms=3': unknown limit 'rooms'; limits are: agents_per_client, body_timeout, coach_per_client, connections, connections_per_client, header_timeout, ipv4_prefix, ipv6_prefix, keep_alive, matches_per_room, matches_total, replay_timeout, replays_per_client, rooms_per_client, rooms_per_minute, sockets_per_client, sockets_per_room, sockets_per_seat
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import ipaddress
 import math
 import time
 from collections import deque
@@ -52,6 +61,8 @@ from bigtwo.web.room import MAX_KEPT
 
 WINDOW = 60.0  # seconds of the rate limits' window
 RETRY_COUNT = 30  # seconds a refusal by a count (rooms, sockets, agents held) says to wait
+RESERVE = 8  # the last 1/RESERVE of the server's rooms and connections are kept for newcomers
+NEWCOMER_CONNECTIONS = 8  # connections a client may hold and still be a newcomer (a browser opens up to 6)
 
 
 class TooMany(RoomError):
@@ -88,6 +99,8 @@ class Limits:
     coach_per_client: int = 2
     connections: int = 512
     connections_per_client: int = 64
+    ipv4_prefix: int = 32
+    ipv6_prefix: int = 64
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     keep_alive: float = 5.0
@@ -103,6 +116,9 @@ class Limits:
                 raise ValueError(f"limit {f.name} must be a positive {'integer' if whole else 'number'}, got {value!r}")
             if whole and int(value) != value:
                 raise ValueError(f"limit {f.name} must be a positive integer, got {value!r}")
+        for name, bits in (("ipv4_prefix", 32), ("ipv6_prefix", 128)):
+            if getattr(self, name) > bits:
+                raise ValueError(f"limit {name} must be 1..{bits} (bits of an address), got {getattr(self, name)}")
 
     @classmethod
     def parse(cls, items: Iterable[str], base: Limits | None = None) -> Limits:
@@ -126,8 +142,33 @@ class Limits:
         return replace(base or cls(), **changes)
 
 
+@functools.lru_cache(maxsize=4096)
+def network_of(address: str, limits: Limits) -> str:
+    """The client an address is (see the module docstring): an IPv4 address itself, or its
+    ``ipv4_prefix`` network when that is under 32; an IPv6 address's ``ipv6_prefix`` network (an
+    IPv4 address mapped into IPv6 as IPv4); anything else (no address) as it is."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    bits = limits.ipv4_prefix if ip.version == 4 else limits.ipv6_prefix
+    if bits >= ip.max_prefixlen:
+        return str(ip)
+    return str(ipaddress.ip_network(f"{ip}/{bits}", strict=False))
+
+
+def kept_for_newcomers(total: int, most: int, held: int, newcomer: int) -> bool:
+    """Whether a client holding ``held`` of something the server holds ``total`` of (at most
+    ``most``) is refused one more: the last ``1/RESERVE`` are kept for clients holding fewer
+    than ``newcomer``."""
+    return held >= newcomer and total >= most - most // RESERVE
+
+
 def client_id(address: str) -> str:
-    """What the server keeps of a client's address: a short hash (the same across restarts)."""
+    """What the server keeps of a client's address or network (``network_of``): a short hash (the
+    same across restarts)."""
     return hashlib.sha256(f"bigtwo-client\n{address}".encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 

@@ -145,7 +145,7 @@ def serve(
         import uvicorn
 
         from bigtwo.web.app import create_app
-        from bigtwo.web.door import door_protocol
+        from bigtwo.web.door import SocketProtocol, door_protocol
     except ImportError as exc:
         raise ValueError(f"bigtwo serve needs the web extra ({exc}): pip install 'bigtwo[web]'") from None
     if not 0 <= port <= 65535:
@@ -176,8 +176,9 @@ def serve(
         app,
         log_level=log_level,
         http=door_protocol(replace(limits, connections=open_files(limits.connections)), proxies),
-        ws="websockets-sansio",
+        ws=SocketProtocol,
         ws_max_size=MAX_WS_FRAME,
+        ws_per_message_deflate=False,  # a compressed message could cost the server far more than its bytes
         lifespan="on",
         timeout_graceful_shutdown=5,
         timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]  # seconds: uvicorn takes a float too
