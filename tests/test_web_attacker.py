@@ -304,16 +304,16 @@ def test_sockets_per_seat_room_and_client_are_capped_with_429(server: Server) ->
         response = refused_socket(ws_url(server, room), "127.0.5.2")
         assert response.status_code == 429 and int(response.headers["Retry-After"]) >= 1
         assert b"open in 2 places" in response.body
-        for _ in range(4):
-            opened.enter_context(connect(ws_url(server, room, None), source_address=("127.0.5.3", 0)))
+        for i in range(6):  # spectators: 6 a room, one client a quarter of them (1)
+            opened.enter_context(connect(ws_url(server, room, None), source_address=(f"127.0.5.{20 + i}", 0)))
         response = refused_socket(ws_url(server, room, None), "127.0.5.4")
-        assert response.status_code == 429 and b"6 connections" in response.body
+        assert response.status_code == 429 and b"6 spectators" in response.body
     with contextlib.ExitStack() as mine:
-        for i in range(3):
-            _, other = server.api("/api/rooms", JAPAN, source=f"127.0.5.{10 + i}")
-            for _ in range(4):
-                mine.enter_context(connect(ws_url(server, other, None), source_address=("127.0.5.6", 0)))
-        response = refused_socket(ws_url(server, other, None), "127.0.5.6")
+        for i in range(12):
+            _, other = server.api("/api/rooms", JAPAN, source=f"127.0.5.{30 + i}")
+            mine.enter_context(connect(ws_url(server, other, None), source_address=("127.0.5.6", 0)))
+        _, last = server.api("/api/rooms", JAPAN, source="127.0.5.42")
+        response = refused_socket(ws_url(server, last, None), "127.0.5.6")
         assert response.status_code == 429 and b"12 websockets" in response.body
 
 

@@ -5,12 +5,16 @@ clock the test moves. Each test fails on the server as it was before its fix."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import Any
 
 import pytest
+from test_web_hostile import recv_state
 from web_server import Server
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 from bigtwo.env.rules.settings import parse_settings
 from bigtwo.web.forms import RoomError, check_agent
@@ -75,3 +79,31 @@ def test_an_agents_name_is_checked_before_its_options_and_settings_refuse_anchor
         "d": [1, 2],
     }
     assert json.dumps(check_agent("search:simulations=500"))
+
+
+# ---------------------------------------------------------------- 3. spectators never lock a player out
+
+
+def refused(url: str, source: str) -> Any:
+    """The HTTP answer to a websocket handshake the server refuses."""
+    with pytest.raises(InvalidStatus) as refusal:
+        connect(url, source_address=(source, 0)).close()
+    return refusal.value.response
+
+
+def test_a_crowd_of_spectators_never_locks_a_player_out_of_their_seat(server: Server) -> None:
+    _, room = server.api("/api/rooms", JAPAN, source="127.0.3.1")
+    watch = f"{server.ws}ws/{room['room']}"
+    with contextlib.ExitStack() as stack:
+        for _ in range(8):  # one stranger: a quarter of the room's 32 spectator places
+            stack.enter_context(connect(watch, source_address=("127.0.3.2", 0)))
+        response = refused(watch, "127.0.3.2")
+        assert response.status_code == 429 and b"from 8 sockets" in response.body
+        for i in range(3):
+            for _ in range(8):
+                stack.enter_context(connect(watch, source_address=(f"127.0.3.{3 + i}", 0)))
+        response = refused(watch, "127.0.3.9")
+        assert response.status_code == 429 and b"32 spectators" in response.body
+        with connect(server.seat_ws(room["links"][0]), source_address=("127.0.3.1", 0)) as mine:
+            state = recv_state(mine)
+            assert state["you"] == 0 and state["spectators"] == 32
