@@ -171,8 +171,10 @@ def test_away_person_is_played_by_a_stand_in_until_they_come_back() -> None:
     assert room.controller() == "stand-in" and room.view(None)["seats"][0]["connection"] == "stand-in"
     turn = room.agent_turn()
     assert turn is not None and turn.by == "stand-in"
-    room.connect(0)  # back before the stand-in's play lands: the person keeps the turn
-    assert room.finish_agent_turn(turn, int(turn.agent.act(turn.obs, turn.ids, turn.counts)[0])) is None
+    room.connect(0)  # back before the stand-in's play lands: the stand-in's play stands, the seat is theirs next turn
+    move = room.finish_agent_turn(turn, int(turn.agent.act(turn.obs, turn.ids, turn.counts)[0]))
+    assert move is not None and move.by == "stand-in"
+    play_agents_until_person(room)
     assert room.controller() == "person" and room.view(0)["legal"]
 
 

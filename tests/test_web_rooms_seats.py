@@ -16,8 +16,10 @@ from web_server import Server
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from bigtwo.agents.registry import make_agent
 from bigtwo.env.rules.settings import parse_settings
-from bigtwo.web.forms import RoomError, check_agent
+from bigtwo.web.forms import RoomError, check_agent, setup_for
+from bigtwo.web.room import Room
 
 pytestmark = pytest.mark.exclusive  # timing of a real server: no other test runs beside it (conftest)
 
@@ -107,3 +109,51 @@ def test_a_crowd_of_spectators_never_locks_a_player_out_of_their_seat(server: Se
         with connect(server.seat_ws(room["links"][0]), source_address=("127.0.3.1", 0)) as mine:
             state = recv_state(mine)
             assert state["you"] == 0 and state["spectators"] == 32
+
+
+# ---------------------------------------------------------------- 4. a seat opened for an instant every second
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_a_seat_opened_for_an_instant_every_second_cannot_hold_its_turn() -> None:
+    clock = Clock()
+    setup = setup_for("japan", ["person", "greedy", "greedy", "greedy"], seed=5, pace=0.0, away_timeout=2.0)
+    room = Room("r", setup, lambda spec, variant: make_agent(spec, variant, seed=0), None, clock)
+    room.connect(0)
+    while room.to_act != 0:  # the agents play up to the person's turn
+        turn = room.agent_turn()
+        assert turn is not None
+        room.finish_agent_turn(turn, int(turn.agent.act(turn.obs, turn.ids, turn.counts)[0]))
+    seq, played = room.view(0)["seq"], None
+    for _ in range(10):  # 10 s of flapping: away 0.95 s, back for 0.05 s, again and again
+        room.disconnect(0)
+        clock.t += 0.95
+        turn = room.agent_turn()
+        room.connect(0)  # back for an instant while the stand-in chooses: its play stands
+        if turn is not None:
+            played = room.finish_agent_turn(turn, int(turn.agent.act(turn.obs, turn.ids, turn.counts)[0]))
+            break
+        clock.t += 0.05
+    assert played is not None and played.by == "stand-in" and played.seq == seq, played
+    assert clock.t < 3.5  # 2 s away in all: the third absence
+    # the turn clock of a connected person runs from the turn's start, whatever reconnects meanwhile
+    room.turn_timeout = 5.0
+    while room.to_act != 0:
+        turn = room.agent_turn(clock.t + 1)
+        assert turn is not None
+        room.finish_agent_turn(turn, int(turn.agent.act(turn.obs, turn.ids, turn.counts)[0]))
+    start = clock.t
+    for _ in range(20):
+        room.disconnect(0)
+        room.connect(0)
+        clock.t += 0.5
+        if room.controller() == "stand-in":
+            break
+    assert clock.t - start <= 5.0
