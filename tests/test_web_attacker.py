@@ -239,7 +239,7 @@ def person_turns(server: Server, room: dict[str, Any], seconds: float, source: s
             elif m["legal"]:
                 if sent is not None:
                     waits.append(time.monotonic() - sent)
-                ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"]}))
+                ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"], "match": m["match"]}))
                 sent = time.monotonic()
     return waits
 
@@ -366,7 +366,7 @@ def test_a_play_without_seq_is_refused(server: Server) -> None:
             state = recv_state(ws)
         ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1])}))
         assert "needs 'seq'" in recv_error(ws)["message"]
-        ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1]), "seq": state["seq"]}))
+        ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1]), "seq": state["seq"], "match": state["match"]}))
         assert recv_state(ws)["seq"] == state["seq"] + 1
 
 

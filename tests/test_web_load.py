@@ -85,7 +85,7 @@ class Person:
                     now = time.monotonic()
                     if sent is not None:
                         self.waits.append((now, now - sent))
-                    ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"]}))
+                    ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"], "match": m["match"]}))
                     sent = time.monotonic()
 
     def median(self, start: float, end: float) -> float:

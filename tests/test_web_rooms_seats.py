@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 import pytest
-from test_web_hostile import recv_state
-from web_server import Server
+from test_web_hostile import recv_error, recv_state
+from web_server import Server, states_until
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -157,3 +157,27 @@ def test_a_seat_opened_for_an_instant_every_second_cannot_hold_its_turn() -> Non
         if room.controller() == "stand-in":
             break
     assert clock.t - start <= 5.0
+
+
+# ---------------------------------------------------------------- 9. a play names its match
+
+
+def test_a_play_of_the_previous_match_is_refused_in_the_next(server: Server) -> None:
+    body = {**JAPAN, "settings": {"games": 1}, "seed": 3}
+    _, room = server.api("/api/rooms", body, source="127.0.9.1")
+    with connect(server.seat_ws(room["links"][0]), source_address=("127.0.9.1", 0)) as ws:
+        deadline = time.monotonic() + 60
+        for state in states_until(ws, deadline):
+            if state["over"]:
+                ws.send(json.dumps({"type": "next_match"}))
+            elif state["legal"] and state["match"] == 1:
+                play = {"type": "play", "cards": " ".join(state["legal"][-1]) or "pass", "seq": state["seq"]}
+                ws.send(json.dumps({**play, "match": state["match"]}))
+            elif state["legal"]:
+                break
+        assert state["match"] == 2 and state["legal"], state
+        stale = {"type": "play", "cards": " ".join(state["legal"][-1]) or "pass", "seq": state["seq"], "match": 1}
+        ws.send(json.dumps(stale))
+        assert "made in match 1, but the room is at match 2" in recv_error(ws)["message"]
+        ws.send(json.dumps({**stale, "match": 2}))
+        assert recv_state(ws)["seq"] == state["seq"] + 1

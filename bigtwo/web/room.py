@@ -320,11 +320,16 @@ class Room:
             return self.last_change + self.turn_timeout if self.turn_timeout else None
         return max(s.away_since + self.away_timeout - self.turn_away, self.last_change + self.pace)
 
-    def play(self, seat: int | None, cards: Any, seq: Any = None) -> Move:
+    def play(self, seat: int | None, cards: Any, seq: Any = None, match: Any = None) -> Move:
         """A person's play for ``seat``: ``cards`` as text (``"3C 3D"``, ``"pass"``). ``seq``: the
-        number of plays of the match the person saw (a stale or repeated message is refused)."""
+        number of plays of the match the person saw, and ``match`` the match they saw (``seq``
+        starts again each match): a stale or repeated message, or one of another match, is refused."""
         if seat is None:
             raise RoomError("spectators cannot play; open a seat's link to play")
+        if match is not None and (isinstance(match, bool) or not isinstance(match, int)):
+            raise RoomError(f"match is the number of the match you saw (the state's match), got {match!r}")
+        if match is not None and match != self.match:
+            raise RoomError(f"this play was made in match {match}, but the room is at match {self.match}: not played")
         if self.game.is_over:
             raise RoomError("the match is over; start the next match to play again")
         if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
