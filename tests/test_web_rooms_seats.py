@@ -17,6 +17,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from bigtwo.agents.registry import make_agent
+from bigtwo.env.envs.game import Game
 from bigtwo.env.rules.settings import parse_settings
 from bigtwo.web.forms import RoomError, check_agent, setup_for
 from bigtwo.web.room import Room
@@ -181,3 +182,39 @@ def test_a_play_of_the_previous_match_is_refused_in_the_next(server: Server) -> 
         assert "made in match 1, but the room is at match 2" in recv_error(ws)["message"]
         ws.send(json.dumps({**stale, "match": 2}))
         assert recv_state(ws)["seq"] == state["seq"] + 1
+
+
+# ---------------------------------------------------------------- 7. a view's cost does not grow with the match
+
+
+def test_a_view_at_game_100_costs_what_it_costs_at_game_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    decoded = [0]
+    decode = Game._decode
+
+    def counted(self: Game, plays: Any) -> Any:
+        decoded[0] += len(plays)
+        return decode(self, plays)
+
+    monkeypatch.setattr(Game, "_decode", counted)
+    setup = setup_for("japan", ["greedy", "greedy"], seed=1, pace=0.0, games=100, players=2, cards_per_player=8)
+    room = Room("r", setup, lambda spec, variant: make_agent(spec, variant, seed=0), None, lambda: 0.0)
+
+    def cost() -> tuple[float, int]:
+        room.view(None)  # a finished game's results are built once, here
+        decoded[0] = 0
+        start = time.perf_counter()
+        for _ in range(50):
+            room.view(None)
+        return (time.perf_counter() - start) / 50, decoded[0]
+
+    first = None
+    while not room.game.is_over:
+        if first is None and room.game.game_number == 2:
+            first = cost()  # one finished game
+        turn = room.agent_turn(1.0)
+        assert turn is not None
+        room.finish_agent_turn(turn, int(turn.agent.act(turn.obs, turn.ids, turn.counts)[0]))
+    last = cost()  # 100 finished games
+    assert first is not None and len(room.view(None)["results"]) == 100
+    assert first[1] == last[1] == 0, (first, last)  # no view decodes a game's plays
+    assert last[0] < 5 * first[0] + 0.002, (first, last)  # before: 70 ms a view at game 100 of japan

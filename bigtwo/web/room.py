@@ -515,9 +515,11 @@ class Room:
 
     def _finished_games(self) -> list[dict[str, Any]]:
         """The current match's finished games with the cards each seat ended with, built once per
-        finished game (not on every view)."""
+        finished game (not on every view): keyed by the match and the number of finished games,
+        read in O(1) (``Game.results`` decodes every game's plays, so a view that counted them
+        would cost more each game)."""
         g = self.game
-        key = (self.match, len(g.results))
+        key = (self.match, g.game_number - (0 if g.is_over else 1))
         if self._results is None or self._results[0] != key:
             results = []
             for r, deal in zip(g.results, g.deals, strict=False):
