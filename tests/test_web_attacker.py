@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import play_agent
 from test_web_hostile import recv_error, recv_state
-from web_server import Server, states_until
+from web_server import Server, play_text, states_until
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -239,7 +239,7 @@ def person_turns(server: Server, room: dict[str, Any], seconds: float, source: s
             elif m["legal"]:
                 if sent is not None:
                     waits.append(time.monotonic() - sent)
-                ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"], "match": m["match"]}))
+                ws.send(play_text(m))
                 sent = time.monotonic()
     return waits
 
@@ -366,7 +366,7 @@ def test_a_play_without_seq_is_refused(server: Server) -> None:
             state = recv_state(ws)
         ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1])}))
         assert "needs 'seq'" in recv_error(ws)["message"]
-        ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1]), "seq": state["seq"], "match": state["match"]}))
+        ws.send(play_text(state))
         assert recv_state(ws)["seq"] == state["seq"] + 1
 
 

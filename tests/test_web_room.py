@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import play_agent
-from web_server import Server
+from web_server import Server, play_text
 from websockets.sync.client import connect
 
 import bigtwo.env.records.record
@@ -269,7 +269,7 @@ def test_the_wire_never_carries_another_seats_cards(server: Server) -> None:
                 if m["type"] == "state" and m["legal"]:
                     if seat == 0 and len(got[0]) % 3 == 0:
                         ws.send(json.dumps({"type": "coach"}))
-                    ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"], "match": m["match"]}))
+                    ws.send(play_text(m))
 
     threads = [threading.Thread(target=client, args=(s,)) for s in got]
     for t in threads:
@@ -322,15 +322,15 @@ def test_bad_messages_get_errors_and_change_nothing(server: Server) -> None:
             (json.dumps({"type": "play"}), "needs 'cards'"),
             (json.dumps({"type": "play", "cards": "pass"}), "needs 'seq'"),
             (json.dumps({"type": "play", "cards": "pass", "seq": state["seq"]}), "needs 'match'"),
-            (json.dumps({"type": "play", "cards": "pass", "seq": state["seq"], "match": state["match"] + 1}), "at match"),
-            (json.dumps({"type": "play", "cards": "2S 3D 4H", "seq": state["seq"], "match": state["match"]}), "not a play|not in hand"),
-            (json.dumps({"type": "play", "cards": "pass", "seq": state["seq"] - 1, "match": state["match"]}), "match is at play"),
+            (play_text(state, "pass", match=state["match"] + 1), "at match"),
+            (play_text(state, "2S 3D 4H"), "not a play|not in hand"),
+            (play_text(state, "pass", seq=state["seq"] - 1), "match is at play"),
             ("x" * 5000, "at most"),
         ]:
             ws.send(bad)
             reply = json.loads(ws.recv(timeout=10))
             assert reply["type"] == "error" and re.search(message, reply["message"]), (bad[:40], reply)
-        ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1]) or "pass", "seq": state["seq"], "match": state["match"]}))
+        ws.send(play_text(state))
         after = json.loads(ws.recv(timeout=10))
         assert after["type"] == "state" and after["seq"] == state["seq"] + 1  # nothing before changed the game
     with connect(server.ws + "ws/" + room["room"] + "?token=forged") as ws:
@@ -355,7 +355,7 @@ def test_sigterm_stops_cleanly_and_a_restart_resumes(tmp_path: Path) -> None:
         state = json.loads(ws.recv(timeout=10))
         while not state["legal"]:
             state = json.loads(ws.recv(timeout=10))
-        ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1]) or "pass", "seq": state["seq"], "match": state["match"]}))
+        ws.send(play_text(state))
         state = json.loads(ws.recv(timeout=10))
         while not state["legal"]:
             state = json.loads(ws.recv(timeout=10))

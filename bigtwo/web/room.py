@@ -134,7 +134,8 @@ class Room:
     finished: dict[int, dict[str, Any] | None] = field(init=False, default_factory=dict)
     last_change: float = field(init=False, default=0.0)  # clock time the current turn began
     spectators: int = field(init=False, default=0)
-    turn_away: float = field(init=False, default=0.0)  # seconds the seat to act was away this turn, before its last return
+    # seconds the seat to act was away this turn before its last return (``_away_left``)
+    turn_away: float = field(init=False, default=0.0)
     handed: tuple[int, int] | None = field(init=False, default=None)  # (match, seq) of a turn given to the stand-in
 
     def __post_init__(self) -> None:

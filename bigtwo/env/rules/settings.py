@@ -48,7 +48,7 @@ def read_value(text: str) -> Any:
         return float(text)
     try:
         events = list(yaml.parse(text, Loader=yaml.SafeLoader))  # linear in the text, aliases unexpanded
-        anchor = next((e.anchor for e in events if _anchored(e)), None)
+        anchor = next((e.anchor for e in events if isinstance(e, yaml.NodeEvent) and _anchored(e)), None)
         value = None if anchor is not None else yaml.safe_load(text)
     except yaml.YAMLError:
         return text
@@ -58,10 +58,10 @@ def read_value(text: str) -> Any:
     return value
 
 
-def _anchored(event: yaml.Event) -> bool:
+def _anchored(event: yaml.NodeEvent) -> bool:
     """Whether a YAML parse event sets an anchor (``&name``); an alias to an anchor the text never
     sets (``*name`` alone) does not load, so such text stays text."""
-    return isinstance(event, yaml.NodeEvent) and not isinstance(event, yaml.AliasEvent) and event.anchor is not None
+    return not isinstance(event, yaml.AliasEvent) and event.anchor is not None
 
 
 def parse_setting(item: str, what: str = "--set", form: str = "KEY=VALUE", hint: str = "") -> tuple[str, Any]:
