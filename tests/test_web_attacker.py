@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import play_agent
 from test_web_hostile import recv_error, recv_state
-from web_server import Server, states_until
+from web_server import Server, play_text, states_until
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -239,7 +239,7 @@ def person_turns(server: Server, room: dict[str, Any], seconds: float, source: s
             elif m["legal"]:
                 if sent is not None:
                     waits.append(time.monotonic() - sent)
-                ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"]}))
+                ws.send(play_text(m))
                 sent = time.monotonic()
     return waits
 
@@ -304,16 +304,16 @@ def test_sockets_per_seat_room_and_client_are_capped_with_429(server: Server) ->
         response = refused_socket(ws_url(server, room), "127.0.5.2")
         assert response.status_code == 429 and int(response.headers["Retry-After"]) >= 1
         assert b"open in 2 places" in response.body
-        for _ in range(4):
-            opened.enter_context(connect(ws_url(server, room, None), source_address=("127.0.5.3", 0)))
+        for i in range(6):  # spectators: 6 a room, one client a quarter of them (1)
+            opened.enter_context(connect(ws_url(server, room, None), source_address=(f"127.0.5.{20 + i}", 0)))
         response = refused_socket(ws_url(server, room, None), "127.0.5.4")
-        assert response.status_code == 429 and b"6 connections" in response.body
+        assert response.status_code == 429 and b"6 spectators" in response.body
     with contextlib.ExitStack() as mine:
-        for i in range(3):
-            _, other = server.api("/api/rooms", JAPAN, source=f"127.0.5.{10 + i}")
-            for _ in range(4):
-                mine.enter_context(connect(ws_url(server, other, None), source_address=("127.0.5.6", 0)))
-        response = refused_socket(ws_url(server, other, None), "127.0.5.6")
+        for i in range(12):
+            _, other = server.api("/api/rooms", JAPAN, source=f"127.0.5.{30 + i}")
+            mine.enter_context(connect(ws_url(server, other, None), source_address=("127.0.5.6", 0)))
+        _, last = server.api("/api/rooms", JAPAN, source="127.0.5.42")
+        response = refused_socket(ws_url(server, last, None), "127.0.5.6")
         assert response.status_code == 429 and b"12 websockets" in response.body
 
 
@@ -366,7 +366,7 @@ def test_a_play_without_seq_is_refused(server: Server) -> None:
             state = recv_state(ws)
         ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1])}))
         assert "needs 'seq'" in recv_error(ws)["message"]
-        ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1]), "seq": state["seq"]}))
+        ws.send(play_text(state))
         assert recv_state(ws)["seq"] == state["seq"] + 1
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import play_agent
-from web_server import ROOT, Server, states_until
+from web_server import ROOT, Server, play_text, states_until
 from websockets.sync.client import connect
 
 from bigtwo.agents.registry import make_agent
@@ -511,7 +511,7 @@ def test_a_play_is_card_text_or_pass_exactly(server: Server) -> None:
         while not state["legal"]:
             state = recv_state(ws)
         for cards in ("", "   ", "PASS", "Pass "):
-            ws.send(json.dumps({"type": "play", "cards": cards, "seq": state["seq"]}))
+            ws.send(play_text(state, cards))
             reply = recv_error(ws)
             assert "'pass' for a pass" in reply["message"], (cards, reply)
     status, out = server.api(f"/api/rooms/{room['room']}/record?match=%C2%B2")

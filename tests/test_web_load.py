@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 from test_web_attacker import hang_up, long_record
 from test_web_hostile import finished_record, moves_per_second, stuck_socket, watch_room
-from web_server import Server
+from web_server import Server, play_text
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
@@ -85,7 +85,7 @@ class Person:
                     now = time.monotonic()
                     if sent is not None:
                         self.waits.append((now, now - sent))
-                    ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"]}))
+                    ws.send(play_text(m))
                     sent = time.monotonic()
 
     def median(self, start: float, end: float) -> float:

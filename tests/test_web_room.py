@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import play_agent
-from web_server import Server
+from web_server import Server, play_text
 from websockets.sync.client import connect
 
 import bigtwo.env.records.record
@@ -171,8 +171,10 @@ def test_away_person_is_played_by_a_stand_in_until_they_come_back() -> None:
     assert room.controller() == "stand-in" and room.view(None)["seats"][0]["connection"] == "stand-in"
     turn = room.agent_turn()
     assert turn is not None and turn.by == "stand-in"
-    room.connect(0)  # back before the stand-in's play lands: the person keeps the turn
-    assert room.finish_agent_turn(turn, int(turn.agent.act(turn.obs, turn.ids, turn.counts)[0])) is None
+    room.connect(0)  # back before the stand-in's play lands: the stand-in's play stands, the seat is theirs next turn
+    move = room.finish_agent_turn(turn, int(turn.agent.act(turn.obs, turn.ids, turn.counts)[0]))
+    assert move is not None and move.by == "stand-in"
+    play_agents_until_person(room)
     assert room.controller() == "person" and room.view(0)["legal"]
 
 
@@ -267,7 +269,7 @@ def test_the_wire_never_carries_another_seats_cards(server: Server) -> None:
                 if m["type"] == "state" and m["legal"]:
                     if seat == 0 and len(got[0]) % 3 == 0:
                         ws.send(json.dumps({"type": "coach"}))
-                    ws.send(json.dumps({"type": "play", "cards": " ".join(m["legal"][-1]) or "pass", "seq": m["seq"]}))
+                    ws.send(play_text(m))
 
     threads = [threading.Thread(target=client, args=(s,)) for s in got]
     for t in threads:
@@ -319,14 +321,16 @@ def test_bad_messages_get_errors_and_change_nothing(server: Server) -> None:
             (json.dumps([1, 2]), "unknown message type"),
             (json.dumps({"type": "play"}), "needs 'cards'"),
             (json.dumps({"type": "play", "cards": "pass"}), "needs 'seq'"),
-            (json.dumps({"type": "play", "cards": "2S 3D 4H", "seq": state["seq"]}), "not a play|not in hand"),
-            (json.dumps({"type": "play", "cards": "pass", "seq": state["seq"] - 1}), "match is at play"),
+            (json.dumps({"type": "play", "cards": "pass", "seq": state["seq"]}), "needs 'match'"),
+            (play_text(state, "pass", match=state["match"] + 1), "at match"),
+            (play_text(state, "2S 3D 4H"), "not a play|not in hand"),
+            (play_text(state, "pass", seq=state["seq"] - 1), "match is at play"),
             ("x" * 5000, "at most"),
         ]:
             ws.send(bad)
             reply = json.loads(ws.recv(timeout=10))
             assert reply["type"] == "error" and re.search(message, reply["message"]), (bad[:40], reply)
-        ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1]) or "pass", "seq": state["seq"]}))
+        ws.send(play_text(state))
         after = json.loads(ws.recv(timeout=10))
         assert after["type"] == "state" and after["seq"] == state["seq"] + 1  # nothing before changed the game
     with connect(server.ws + "ws/" + room["room"] + "?token=forged") as ws:
@@ -351,7 +355,7 @@ def test_sigterm_stops_cleanly_and_a_restart_resumes(tmp_path: Path) -> None:
         state = json.loads(ws.recv(timeout=10))
         while not state["legal"]:
             state = json.loads(ws.recv(timeout=10))
-        ws.send(json.dumps({"type": "play", "cards": " ".join(state["legal"][-1]) or "pass", "seq": state["seq"]}))
+        ws.send(play_text(state))
         state = json.loads(ws.recv(timeout=10))
         while not state["legal"]:
             state = json.loads(ws.recv(timeout=10))

@@ -138,3 +138,10 @@ def states_until(ws: Any, deadline: float) -> Iterator[dict[str, Any]]:
             return
         if m["type"] == "state":
             yield m
+
+
+def play_text(state: dict[str, Any], cards: str | None = None, **changes: Any) -> str:
+    """The play message for a seat's ``state``: ``cards`` (default its last legal play, ``pass``
+    when that is the only one) with the state's ``seq`` and ``match``; ``changes`` replace fields."""
+    cards = (" ".join(state["legal"][-1]) or "pass") if cards is None else cards
+    return json.dumps({"type": "play", "cards": cards, "seq": state["seq"], "match": state["match"], **changes})

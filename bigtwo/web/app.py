@@ -18,8 +18,9 @@ The rooms, agents and threads behind it are ``bigtwo.web.hub``'s; the form check
 seat may see) after every change, ``{"type": "coach", ...}`` when asked, ``{"type": "notice",
 "message": ...}`` when another connection opens your seat, and ``{"type": "error", "message":
 ...}`` for a refused request, which changes nothing. A client sends JSON text: ``{"type": "play",
-"cards": "3C 3D" | "pass", "seq": N}`` (``seq``: the plays it has seen, required: a play made
-at another point of the match, such as a second connection's play of the same turn, is refused),
+"cards": "3C 3D" | "pass", "seq": N, "match": M}`` (``seq``: the plays of the match it has seen,
+``match``: the match, both required: a play made at another point of the match, such as a second
+connection's play of the same turn, or in another match, is refused),
 ``{"type": "coach"}``, ``{"type": "next_match"}``, ``{"type": "pace", "seconds": x}``, each at
 most ``MAX_MESSAGE`` bytes. Every message is queued per connection and sent in order.
 
@@ -485,7 +486,9 @@ def create_app(
                     raise RoomError("a play message needs 'cards': card text such as '3C 3D', or 'pass'")
                 if "seq" not in msg:
                     raise RoomError("a play message needs 'seq': the number of plays you saw (the state's seq)")
-                room.play(conn.seat, msg["cards"], msg["seq"])
+                if "match" not in msg:
+                    raise RoomError("a play message needs 'match': the number of the match you saw (the state's match)")
+                room.play(conn.seat, msg["cards"], msg["seq"], msg["match"])
             elif kind == "next_match":
                 room.next_match(conn.seat)
             elif kind == "pace":

@@ -89,7 +89,8 @@ class Client:
                     await ws.send(json.dumps({"type": "next_match"}))
                 elif m["legal"] and pending is None:
                     plays = [p for p in m["legal"] if p] or [[]]
-                    await ws.send(json.dumps({"type": "play", "cards": " ".join(plays[0]) or "pass", "seq": m["seq"]}))
+                    play = {"type": "play", "cards": " ".join(plays[0]) or "pass", "seq": m["seq"], "match": m["match"]}
+                    await ws.send(json.dumps(play))
                     pending = (m["match"], m["seq"], time.monotonic())
                     self.plays += 1
 

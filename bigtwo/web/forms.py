@@ -90,17 +90,17 @@ def check_agent(spec: Any, files: Mapping[str, Any] = {}) -> str:  # noqa: B006 
     spec = spec.strip()
     if spec in files:
         return spec
-    try:
-        name, options = split_spec(spec)
-    except ValueError as exc:
-        raise RoomError(str(exc)) from None
-    check_unicode(options, f"agent {spec!r}")  # option values are YAML: "weights=\"\\ud800\"" decodes to a surrogate
-    name = name.strip().lower()
-    if name not in AGENT_OPTIONS:
+    name = spec.partition(":")[0].strip().lower()
+    if name not in AGENT_OPTIONS:  # the name first: an unknown agent's options are never read
         raise RoomError(
             f"unknown agent {spec!r}; allowed: {', '.join(allowed)} (names, with options such as "
             "'search:simulations=500')"
         )
+    try:
+        _, options = split_spec(spec)  # YAML values, anchors and aliases refused (bigtwo.env.rules.settings)
+    except ValueError as exc:
+        raise RoomError(str(exc)) from None
+    check_unicode(options, f"agent {spec!r}")  # option values are YAML: "weights=\"\\ud800\"" decodes to a surrogate
     unknown = sorted(set(options) - set(AGENT_OPTIONS[name]))
     if unknown:
         takes = ", ".join(AGENT_OPTIONS[name]) or "no options"

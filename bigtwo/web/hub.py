@@ -38,7 +38,9 @@ rules) are at most ``MAX_AGENTS`` at once, ``Limits.agents_per_client`` for one 
 an unused one dropped for a new one, and a room that would need more is refused before anything
 is built. At most ``coaching.MAX_COACHES`` coaches (least recently used dropped) and
 ``replays.MAX_REPLAYS`` replays running or cached. A coach request for a position already being ranked waits for that
-one (one ranking however many sockets ask). Each connection has at most ``MAX_QUEUE`` messages
+one (one ranking however many sockets ask). A room has at most ``Limits.sockets_per_room`` spectators, one client
+at most a quarter of them (``spectators_per_client``); a seat's own link is always let in, up to
+``Limits.sockets_per_seat`` sockets. Each connection has at most ``MAX_QUEUE`` messages
 waiting; a socket that stops reading (its queue full, or one send blocked ``SEND_TIMEOUT``
 seconds) is dropped, its seat counted away. A change of who is connected is broadcast once per
 ``SETTLE`` seconds at most (the new socket gets its view at once), and each view is written once
@@ -136,6 +138,12 @@ class Connection:
                 await asyncio.wait_for(self.ws.send_text(text), SEND_TIMEOUT)
         except Exception:  # noqa: BLE001 - a closed or stuck socket: the connection ends
             self.dropped.set()
+
+
+def spectators_per_client(limits: Limits) -> int:
+    """The spectator sockets one client may hold on one room: a quarter of the room's
+    ``sockets_per_room`` places (8 of 32), so that one stranger never takes them all."""
+    return max(1, limits.sockets_per_room // 4)
 
 
 def quick(spec: str) -> bool:
@@ -595,12 +603,23 @@ class Hub:
     # ------------------------------------------------------------ sockets
 
     def admit(self, room_id: str, seat: int | None, client: str) -> None:
-        """``TooMany`` if a new websocket of ``client`` on ``seat`` of the room would pass a limit."""
+        """``TooMany`` if a new websocket of ``client`` on ``seat`` of the room would pass a limit.
+        A seat's own sockets (opened with its token) count against ``sockets_per_seat`` only, never
+        against the spectators: no crowd of watchers can lock a player out of their seat.
+        Spectators have ``sockets_per_room`` places, one client at most ``spectators_per_client``."""
         hosted, limits = self.rooms[room_id], self.limits
         if seat is not None and hosted.room.seats[seat].connections >= limits.sockets_per_seat:
             raise TooMany(f"this seat is open in {limits.sockets_per_seat} places already, the most a seat may be")
-        if len(hosted.connections) >= limits.sockets_per_room:
-            raise TooMany(f"this room has {limits.sockets_per_room} connections already, the most a room may have")
+        if seat is None:
+            watching = [c for c in hosted.connections if c.seat is None]
+            if len(watching) >= limits.sockets_per_room:
+                raise TooMany(
+                    f"this room has {limits.sockets_per_room} spectators already, the most a room may have "
+                    "(a seat's link is always let in)"
+                )
+            most = spectators_per_client(limits)
+            if sum(1 for c in watching if c.client == client) >= most:
+                raise TooMany(f"you watch this room from {most} sockets already, the most one client may")
         if client in self.clients and self.clients[client].sockets >= limits.sockets_per_client:
             raise TooMany(f"you hold {limits.sockets_per_client} websockets already, the most one client may")
 

@@ -21,7 +21,7 @@ NAME=VALUE`` (repeatable):
 | ``rooms_per_client`` | 40 | rooms one client's creations may hold at once (of the server's 1,000) |
 | ``agents_per_client`` | 6 | custom agents (options, or rules no shipped variant has) one client's rooms may hold; plain agents of shipped variants are always buildable |
 | ``sockets_per_seat`` | 4 | websockets open on one seat |
-| ``sockets_per_room`` | 32 | websockets open on one room (seats and spectators) |
+| ``sockets_per_room`` | 32 | spectators' websockets open on one room, one client's at most a quarter of them (a seat's own link is always let in, up to ``sockets_per_seat``) |
 | ``sockets_per_client`` | 64 | websockets one client may hold open |
 | ``replays_per_client`` | 2 | replays one client may have running at once (of the server's 16) |
 | ``coach_per_client`` | 2 | coach positions one client may have being ranked at once |

@@ -14,11 +14,14 @@ person while at least one of their connections is open. The online room's rule: 
 connection drops, the game goes on; once they have been away ``away_timeout`` seconds, a
 stand-in agent (``stand_in``) plays their turns, each after ``pace``; when they reconnect with
 the same link, the seat is theirs again from the next turn. A seat whose link was never opened
-counts as away from the room's start (or the server's restart).
+counts as away from the room's start (or the server's restart). A turn's time away adds up: a
+return does not start the away clock again (``turn_away``), and once the stand-in has been
+given a turn (``handed``) it plays it, whoever comes back meanwhile, so a seat opened for an
+instant now and then cannot hold the room.
 
 **The turn clock.** A connected person has ``turn_timeout`` seconds (0: no clock) for each
-turn; when it runs out the stand-in plays that turn for them, so one player who never plays
-cannot stall the room.
+turn, counted from the turn's start (a reconnect does not restart it); when it runs out the
+stand-in plays that turn for them, so one player who never plays cannot stall the room.
 
 **Who plays a turn, in words** (``Room.controller``, a ``bigtwo.web.states.SeatState``):
 ``person``, ``agent``, ``stand-in`` or ``waiting`` (an away person, before the stand-in takes
@@ -129,8 +132,11 @@ class Room:
     moves: list[Move] = field(init=False, default_factory=list)
     # the last ``keep`` finished matches' records; ``None``: the store has it (read when asked for)
     finished: dict[int, dict[str, Any] | None] = field(init=False, default_factory=dict)
-    last_change: float = field(init=False, default=0.0)
+    last_change: float = field(init=False, default=0.0)  # clock time the current turn began
     spectators: int = field(init=False, default=0)
+    # seconds the seat to act was away this turn before its last return (``_away_left``)
+    turn_away: float = field(init=False, default=0.0)
+    handed: tuple[int, int] | None = field(init=False, default=None)  # (match, seq) of a turn given to the stand-in
 
     def __post_init__(self) -> None:
         self.variant = stored_variant(self.setup["variant"], "room variant")
@@ -179,6 +185,7 @@ class Room:
         self.match += 1
         self.moves = []
         self.last_change = self.clock()
+        self.turn_away = 0.0
 
     def next_match(self, seat: int | None) -> None:
         """Start the next match once this one is over (a seated person, or anyone in a watch room)."""
@@ -248,9 +255,10 @@ class Room:
             self.spectators += 1
             return
         s = self.seats[seat]
+        if s.away_since is not None and seat == self.to_act:  # back: this turn's time away is kept, not reset
+            self.turn_away += self.clock() - max(s.away_since, self.last_change)
         s.connections += 1
         s.away_since = None
-        self.last_change = self.clock()
 
     def disconnect(self, seat: int | None) -> None:
         """A connection for ``seat`` closed; with none left, the person is away from now."""
@@ -285,11 +293,20 @@ class Room:
         s = self.seats[seat]
         if not s.person:
             return SeatState.AGENT
+        if self.handed == (self.match, len(self.moves)):
+            return SeatState.STAND_IN
         now = self.clock() if now is None else now
         if s.away_since is None:
             turn_over = self.turn_timeout and now - self.last_change >= self.turn_timeout
             return SeatState.STAND_IN if turn_over else SeatState.PERSON
-        return SeatState.STAND_IN if now - s.away_since >= self.away_timeout else SeatState.WAITING
+        return SeatState.STAND_IN if self._away_left(s, now) <= 0 else SeatState.WAITING
+
+    def _away_left(self, s: Seat, now: float) -> float:
+        """Seconds until the stand-in plays for the away person ``s`` to act: ``away_timeout`` less
+        the time away now and before this turn's returns (a seat opened for an instant now and
+        then does not start the away clock again)."""
+        assert s.away_since is not None
+        return s.away_since + self.away_timeout - self.turn_away - now
 
     def agent_due(self, now: float | None = None) -> float | None:
         """Clock time the next agent play is due, ``None`` while a connected person without a
@@ -298,17 +315,22 @@ class Room:
         if seat is None:
             return None
         s = self.seats[seat]
-        if not s.person:
+        if not s.person or self.handed == (self.match, len(self.moves)):
             return self.last_change + self.pace
         if s.away_since is None:
             return self.last_change + self.turn_timeout if self.turn_timeout else None
-        return max(s.away_since + self.away_timeout, self.last_change + self.pace)
+        return max(s.away_since + self.away_timeout - self.turn_away, self.last_change + self.pace)
 
-    def play(self, seat: int | None, cards: Any, seq: Any = None) -> Move:
+    def play(self, seat: int | None, cards: Any, seq: Any = None, match: Any = None) -> Move:
         """A person's play for ``seat``: ``cards`` as text (``"3C 3D"``, ``"pass"``). ``seq``: the
-        number of plays of the match the person saw (a stale or repeated message is refused)."""
+        number of plays of the match the person saw, and ``match`` the match they saw (``seq``
+        starts again each match): a stale or repeated message, or one of another match, is refused."""
         if seat is None:
             raise RoomError("spectators cannot play; open a seat's link to play")
+        if match is not None and (isinstance(match, bool) or not isinstance(match, int)):
+            raise RoomError(f"match is the number of the match you saw (the state's match), got {match!r}")
+        if match is not None and match != self.match:
+            raise RoomError(f"this play was made in match {match}, but the room is at match {self.match}: not played")
         if self.game.is_over:
             raise RoomError("the match is over; start the next match to play again")
         if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
@@ -340,6 +362,8 @@ class Room:
         assert seat is not None
         s = self.seats[seat]
         by, spec = (SeatState.AGENT, s.kind) if not s.person else (SeatState.STAND_IN, self.stand_in)
+        if by == SeatState.STAND_IN:  # the turn is the stand-in's now: a return takes the seat from the next
+            self.handed = (self.match, len(self.moves))
         ids, counts = self.game.engine.legal_actions()
         obs = self.game.engine.observe()
         return AgentTurn(
@@ -376,6 +400,7 @@ class Room:
         game.play_action(action)
         self.moves.append(move)
         self.last_change = self.clock()
+        self.turn_away = 0.0
         return move
 
     # ------------------------------------------------------------ what a seat sees
@@ -420,9 +445,8 @@ class Room:
         to_act = self.to_act
         controller = self.controller(now)
         stand_in_in = turn_left = None
-        away_since = None if to_act is None else self.seats[to_act].away_since
-        if controller == SeatState.WAITING and away_since is not None:  # the second: implied by the first
-            stand_in_in = round(away_since + self.away_timeout - now, 1)
+        if controller == SeatState.WAITING and to_act is not None:
+            stand_in_in = round(self._away_left(self.seats[to_act], now), 1)
         if controller == SeatState.PERSON and self.turn_timeout:
             turn_left = round(max(0.0, self.last_change + self.turn_timeout - now), 1)
         return {
@@ -454,7 +478,8 @@ class Room:
             return SeatState.AGENT
         if s.away_since is None:
             return SeatState.CONNECTED
-        return SeatState.STAND_IN if now - s.away_since >= self.away_timeout else SeatState.AWAY
+        left = self._away_left(s, now) if s.index == self.to_act else s.away_since + self.away_timeout - now
+        return SeatState.STAND_IN if left <= 0 else SeatState.AWAY
 
     def _table_view(self) -> dict[str, Any]:
         """A view's public table: the game of the match, the play to beat, the current trick and
@@ -491,9 +516,11 @@ class Room:
 
     def _finished_games(self) -> list[dict[str, Any]]:
         """The current match's finished games with the cards each seat ended with, built once per
-        finished game (not on every view)."""
+        finished game (not on every view): keyed by the match and the number of finished games,
+        read in O(1) (``Game.results`` decodes every game's plays, so a view that counted them
+        would cost more each game)."""
         g = self.game
-        key = (self.match, len(g.results))
+        key = (self.match, g.game_number - (0 if g.is_over else 1))
         if self._results is None or self._results[0] != key:
             results = []
             for r, deal in zip(g.results, g.deals, strict=False):

@@ -113,9 +113,9 @@ function startTable(room, token) {
   const send = (msg) => live.ws && live.ws.readyState === 1 && live.ws.send(JSON.stringify(msg));
   $("#play").onclick = () => {
     if (!live.selected.size) return say("select cards to play (or press Pass)", true);
-    send({ type: "play", cards: [...live.selected].join(" "), seq: live.state.seq });
+    send({ type: "play", cards: [...live.selected].join(" "), seq: live.state.seq, match: live.state.match });
   };
-  $("#pass").onclick = () => send({ type: "play", cards: "pass", seq: live.state.seq });
+  $("#pass").onclick = () => send({ type: "play", cards: "pass", seq: live.state.seq, match: live.state.match });
   $("#clear").onclick = () => { live.selected.clear(); render(); };
   $("#coach").onclick = () => send({ type: "coach" });
   $("#next-match").onclick = () => send({ type: "next_match" });
