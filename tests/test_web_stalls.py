@@ -4,10 +4,20 @@ writes that never hold the loop)."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import threading
 import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_server import Server, states_until
+from websockets.sync.client import connect
 
 from bigtwo.web.lanes import Lane
+
+pytestmark = pytest.mark.exclusive  # timing of a real server: no other test runs beside it (conftest)
 
 
 def test_a_strangers_long_jobs_never_hold_a_friends_quick_ones() -> None:
@@ -57,3 +67,57 @@ def test_a_lane_shares_time_by_cost_not_by_job() -> None:
         assert order == ["cheap0", "cheap1", "cheap2", "costly0", "costly1"], order
     finally:
         lane.shutdown()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    s = Server(tmp_path_factory.mktemp("stalls") / "rooms.sqlite", pace=0.0, away=30.0)
+    yield s
+    s.stop()
+
+
+def timed(server: Server, path: str, body: Any = None) -> tuple[float, int]:
+    began = time.perf_counter()
+    status, _ = server.api(path, body)
+    return time.perf_counter() - began, status
+
+
+def test_a_locked_store_file_never_holds_the_loop_or_drops_a_socket(tmp_path: Path) -> None:
+    """Another connection holds the file's write lock (``BEGIN IMMEDIATE``) for 3 s: rooms are
+    still made in well under the old 5 s busy wait, a room of agents plays on with its watcher's
+    socket kept, the waiting writes are written once the lock is free, and the server says so
+    in one line each, no traceback."""
+    db = tmp_path / "rooms.sqlite"
+    s = Server(db, pace=0.0, away=30.0)
+    try:
+        room = s.room(variant="japan", seats=["heuristic"] * 4, pace=0.2)["room"]
+        control, status = timed(
+            s, "/api/rooms", {"variant": "japan", "seats": ["person", "greedy", "greedy", "greedy"]}
+        )
+        assert status == 200
+        holder = sqlite3.connect(db, isolation_level=None)
+        with connect(f"{s.ws}ws/{room}", max_size=2**22) as ws:
+            holder.execute("BEGIN IMMEDIATE")
+            try:
+                took, status = timed(
+                    s, "/api/rooms", {"variant": "japan", "seats": ["person", "greedy", "greedy", "greedy"]}
+                )
+                lobby, _ = timed(s, "/api/rooms")
+                seen = [m["seq"] for m in states_until(ws, time.monotonic() + 1.5)]
+            finally:
+                holder.execute("COMMIT")
+                holder.close()
+            assert status == 200 and took < max(1.0, 5 * control), (took, control)
+            assert lobby < 1.0, lobby
+            assert len(set(seen)) > 1  # the room played on, its watcher's socket kept
+            ws.send(json.dumps({"type": "pace", "seconds": 0}))  # the socket still answers
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and "free again" not in "".join(s._out):
+            time.sleep(0.2)
+    finally:
+        _, out = s.stop()
+    assert "is locked by another connection" in out and "free again" in out, out[-2000:]
+    assert "Traceback" not in out, out[-4000:]
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert con.execute("SELECT COUNT(*) FROM rooms").fetchone()[0] == 3

@@ -47,6 +47,7 @@ import ipaddress
 import json
 import re
 import socket
+import sqlite3
 import sys
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from importlib import resources
@@ -492,6 +493,9 @@ def create_app(
             return {"type": "error", "message": writable(str(exc)), "retry_after": exc.retry_after}
         except ValueError as exc:
             return {"type": "error", "message": writable(str(exc))}
+        except sqlite3.Error as exc:  # the file could not take the play: nothing changed, the socket stays
+            print(f"bigtwo serve: room {room.id}: the store refused a change: {exc}", file=sys.stderr, flush=True)
+            return {"type": "error", "message": "the server could not store that just now; try again"}
         hub.changed_room(room.id)
         return None
 
