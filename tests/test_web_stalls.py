@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import play_agent
 from web_server import Server, states_until
 from websockets.sync.client import connect
 
+from bigtwo.agents.registry import make_agent
+from bigtwo.env.envs.game import Game
+from bigtwo.env.rules.variant import load_variant
 from bigtwo.web.lanes import Lane
 
 pytestmark = pytest.mark.exclusive  # timing of a real server: no other test runs beside it (conftest)
@@ -121,3 +125,41 @@ def test_a_locked_store_file_never_holds_the_loop_or_drops_a_socket(tmp_path: Pa
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert con.execute("SELECT COUNT(*) FROM rooms").fetchone()[0] == 3
+
+
+def long_record(games: int = 30) -> dict[str, Any]:
+    """A finished match of ``games`` games (random seats): seconds of the engine to replay."""
+    game = Game(load_variant("taiwan").replace(games=games), seed=1)
+    agent = make_agent("random", game.variant, seed=0)
+    while not game.is_over:
+        play_agent(game, agent)
+    return json.loads(json.dumps(game.to_record(seats=["a", "b", "c", "d"])))
+
+
+def test_a_strangers_long_replays_never_hold_a_friends_room_and_repeat_from_the_cache(server: Server) -> None:
+    """Two strangers replay a long record each (no coach): a friend's new room (built in the
+    builder thread, where the coach is fetched too) is made as fast as without them, and the
+    same record sent again is answered from the cache."""
+    rec = long_record()
+    form = {"variant": "japan", "seats": ["person", "greedy", "greedy", "greedy"]}
+    server.room(**form)  # the coach's network loaded once
+    control, status = timed(server, "/api/rooms", form)
+    assert status == 200
+    done: list[tuple[int, float]] = []
+
+    def stranger(i: int) -> None:
+        began = time.perf_counter()
+        status, _ = server.api("/api/replay", {**rec, "info": {"n": i}}, source="127.0.0.2")
+        done.append((status, time.perf_counter() - began))
+
+    threads = [threading.Thread(target=stranger, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)  # both replays running
+    took, status = timed(server, "/api/rooms", form)
+    for t in threads:
+        t.join(120)
+    assert status == 200 and [s for s, _ in done] == [200, 200], done
+    assert took < max(1.5, 5 * control), (took, control, done)
+    again, status = timed(server, "/api/replay", {**rec, "info": {"n": 0}})
+    assert status == 200 and again < min(t for _, t in done) / 3, (again, done)

@@ -384,7 +384,7 @@ def create_app(
             match = match_of(request, room)
             coach = request.query_params.get("coach") == "1"
             work = hub.replays.replay(room.record(match), coach, key=(room.id, match, coach), client=client_of(request))
-            return JSONResponse(await until_gone(request, work))
+            return Response(await until_gone(request, work), media_type="application/json")
         except (Refused, RoomError) as exc:
             return answer(exc, 409)
         except Gone:
@@ -394,7 +394,7 @@ def create_app(
         try:
             rec = await read_json(request, MAX_RECORD, limits.body_timeout)
             work = hub.replays.replay(rec, request.query_params.get("coach") == "1", client=client_of(request))
-            return JSONResponse(await until_gone(request, work))
+            return Response(await until_gone(request, work), media_type="application/json")
         except (Refused, ValueError, TypeError) as exc:
             return answer(exc)
         except Gone:

@@ -13,7 +13,7 @@ queue: jobs by rank, then clients in turn), each room with at most one play in f
 | ``people`` | ``THINKING_NICE`` | the searchers' plays (``SEARCHERS``, declared of cost ``search``: ``search``, ``strong``; and checkpoint files) in rooms where a person is connected; clients whose plays cost under ``EXPRESS`` seconds have an express thread too |
 | ``watch`` | ``WATCH_NICE`` | the searchers' plays in every other room (agents only, or its people away) |
 | ``coach`` | ``THINKING_NICE`` | the coach's advice on a person's turn |
-| ``replay`` | ``REPLAY_NICE`` | replays with the coach's advice, one move at a time |
+| ``replay`` | ``REPLAY_NICE`` | replays: the record through the engine, the coach's advice one move at a time, the answer's JSON |
 | ``builder`` | ``THINKING_NICE`` | building agents and coaches (loading networks) and checking a new room's form |
 
 **The guarantee.** A room with a person connected never queues behind an agent-only room: its
@@ -323,7 +323,7 @@ class Hub:
         }
         self.agents = Agents(agent_files or {}, per_client=limits.agents_per_client)
         self.coaching = Coaching(self.run, limits)
-        self.replays = Replays(self.run, self.coaching.coach, limits)
+        self.replays = Replays(self.run, self.coaching.coach, limits, self.coaching.kept)
         self._created = Rate(limits.rooms_per_minute)
         self._defaults: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._options: dict[str, Any] | None = None
