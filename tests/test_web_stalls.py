@@ -4,6 +4,7 @@ writes that never hold the loop)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import threading
@@ -163,3 +164,57 @@ def test_a_strangers_long_replays_never_hold_a_friends_room_and_repeat_from_the_
     assert took < max(1.5, 5 * control), (took, control, done)
     again, status = timed(server, "/api/replay", {**rec, "info": {"n": 0}})
     assert status == 200 and again < min(t for _, t in done) / 3, (again, done)
+
+
+async def _bodies(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bigtwo.web import export
+    from bigtwo.web.hub import Hub
+    from bigtwo.web.limits import TooMany
+    from bigtwo.web.store import Store
+
+    hub = Hub(Store(db), room_ttl=60.0)
+    hub.start()
+    try:
+        form = {"variant": "japan", "settings": {"players": 3, "games": 1}, "pace": 0, "seats": ["greedy"] * 3}
+        room = await hub.create(form, client="a")
+        for _ in range(2000):  # the agents play the match out
+            if room.game.is_over:
+                break
+            await asyncio.sleep(0.01)
+        assert room.game.is_over
+        built: list[str] = []
+        gate = threading.Event()
+        real = export.match_record
+
+        def spy(*args: Any) -> dict[str, Any]:
+            built.append(threading.current_thread().name)
+            gate.wait(10)
+            return real(*args)
+
+        monkeypatch.setattr(export, "match_record", spy)
+        bodies = export.Bodies()
+        first = [asyncio.ensure_future(bodies.record(room, 1, "stranger")) for _ in range(2)]
+        await asyncio.sleep(0.2)  # both being built, in threads: the loop answers meanwhile
+        with pytest.raises(TooMany):
+            await bodies.records(room, "stranger")  # a third at once from the same client
+        gate.set()
+        one, two = await asyncio.gather(*first)
+        assert one == two and json.loads(one) == room.record(1)
+        again = await bodies.record(room, 1, "friend")
+        lines = await bodies.records(room, "friend")
+        assert again is (await bodies.record(room, 1, "stranger"))  # cached: the same bytes, not built again
+        assert lines is (await bodies.records(room, "friend")) and json.loads(lines) == room.record(1)
+        assert len(built) == 3 and threading.main_thread().name not in built, built
+    finally:
+        for hosted in hub.rooms.values():
+            hosted.close()
+        for lane in hub.lanes.values():
+            lane.shutdown()
+
+
+def test_record_bodies_are_built_off_the_loop_cached_and_limited_per_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``GET record`` and ``records.jsonl`` bodies: built in a worker thread (never the event
+    loop's), each once (then the cached bytes, whoever asks), at most two at once per client."""
+    asyncio.run(_bodies(tmp_path / "rooms.sqlite", monkeypatch))

@@ -62,7 +62,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from bigtwo.env.records.record import record_line
+from bigtwo.web.export import Bodies
 from bigtwo.web.forms import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, RoomError, check_unicode
 from bigtwo.web.hub import Connection, Hub
 from bigtwo.web.limits import Busy, Limits, TooMany, client_id
@@ -296,6 +296,7 @@ def create_app(
     kw: dict[str, Any] = {} if room_ttl is None else {"room_ttl": room_ttl}
     limits = limits or Limits()
     hub = Hub(Store(db), pace, away_timeout, turn_timeout, agent_files=agent_files, limits=limits, **kw)
+    bodies = Bodies()  # the record downloads, built off the event loop and cached
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -364,16 +365,17 @@ def create_app(
     async def record(request: Request) -> Response:
         try:
             room = room_of(request)
-            return JSONResponse(room.record(match_of(request, room)))
+            body = await bodies.record(room, match_of(request, room), client_of(request))
+            return Response(body, media_type="application/json")
         except (Refused, RoomError) as exc:
             return answer(exc, 409)
 
     async def records(request: Request) -> Response:
         try:
             room = room_of(request)
+            body = await bodies.records(room, client_of(request))
         except RoomError as exc:
             return answer(exc)
-        body = "".join(record_line(r) + "\n" for r in room.finished_records())
         name = re.sub(r"[^A-Za-z0-9_-]", "_", room.id)
         disposition = {"Content-Disposition": f'attachment; filename="bigtwo-{name}.jsonl"'}
         return Response(body, media_type="application/x-ndjson", headers=disposition)
