@@ -46,12 +46,43 @@ MAX_BUILDING = 4  # record bodies being built at once
 BODIES_PER_CLIENT = 2  # record bodies one client may have being built at once
 
 
+class Cache:
+    """Answers kept as their bytes by key: at most ``most`` of them and ``size`` bytes in all,
+    the least recently used dropped (``bigtwo.web.replays`` keeps its replays in one too)."""
+
+    def __init__(self, most: int, size: int) -> None:
+        self.most = most
+        self.size = size
+        self.bodies: OrderedDict[Any, bytes] = OrderedDict()
+        self.held = 0  # bytes kept
+
+    def get(self, key: Any) -> bytes | None:
+        body = self.bodies.get(key)
+        if body is not None:
+            self.bodies.move_to_end(key)
+        return body
+
+    def put(self, key: Any, body: bytes) -> None:
+        if len(body) > self.size:
+            return
+        self.drop(lambda k: k == key)
+        self.bodies[key] = body
+        self.held += len(body)
+        while len(self.bodies) > self.most or self.held > self.size:
+            self.held -= len(self.bodies.popitem(last=False)[1])
+
+    def drop(self, which: Callable[[Any], bool]) -> None:
+        """Forget the bodies whose key ``which`` names."""
+        for key in [k for k in self.bodies if which(k)]:
+            self.held -= len(self.bodies.pop(key))
+
+
 class Bodies:
     """The running server's record bodies, built in a worker thread and cached; see the module
     docstring."""
 
     def __init__(self) -> None:
-        self._cached: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+        self._cached = Cache(MAX_BODIES, MAX_CACHED)
         self._held = Held()
         self.building = 0
 
@@ -92,9 +123,9 @@ class Bodies:
         return lambda: match_record(game, room_id, match, names, kinds)
 
     async def _body(self, key: tuple[Any, ...], build: Callable[[], bytes], client: str) -> bytes:
-        if key in self._cached:
-            self._cached.move_to_end(key)
-            return self._cached[key]
+        cached = self._cached.get(key)
+        if cached is not None:
+            return cached
         if self.building >= MAX_BUILDING:
             raise Busy(f"the server is writing {MAX_BUILDING} records already; try again in a moment")
         with self._held.hold(client, BODIES_PER_CLIENT, "record downloads", retry_after=2):
@@ -103,10 +134,7 @@ class Bodies:
                 body = await asyncio.to_thread(build)
             finally:
                 self.building -= 1
-        if len(body) <= MAX_CACHED:
-            self._cached[key] = body
-            while len(self._cached) > MAX_BODIES or sum(map(len, self._cached.values())) > MAX_CACHED:
-                self._cached.popitem(last=False)
+        self._cached.put(key, body)
         return body
 
 
@@ -172,4 +200,4 @@ def export_records(db: str | Path, out: str | Path) -> int:
     return written
 
 
-__all__ = ["Bodies", "export_records", "room_records"]
+__all__ = ["Bodies", "Cache", "export_records", "room_records"]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +29,7 @@ from bigtwo.env.envs.game import Game
 from bigtwo.env.records.record import game_from_record
 from bigtwo.env.rules.variant import Variant
 from bigtwo.web.coach import Coach, Position
+from bigtwo.web.export import Cache
 from bigtwo.web.forms import RoomError
 from bigtwo.web.lanes import Run
 from bigtwo.web.limits import Busy, Held, Limits, Stopping
@@ -59,7 +59,7 @@ class Replays:
         self.limits = limits
         self.running = 0  # replays being expanded now
         self.stopping = False  # set by the hub's ``begin_stop``: replays end at their next move
-        self._cached: OrderedDict[ReplayKey, bytes] = OrderedDict()
+        self._cached = Cache(MAX_REPLAYS, MAX_CACHED)
         self._held = Held()  # replays running, by client
 
     async def replay(self, record: Any, with_coach: bool, key: ReplayKey | None = None, client: str = "") -> bytes:
@@ -73,9 +73,9 @@ class Replays:
         await (the client hung up) stops the replay at once and frees its slot."""
         if key is None:
             key = ("#" + _digest(record), 0, with_coach)
-        if key in self._cached:
-            self._cached.move_to_end(key)
-            return self._cached[key]
+        cached = self._cached.get(key)
+        if cached is not None:
+            return cached
         if self.running >= MAX_REPLAYS:
             raise Busy(f"the server is replaying {MAX_REPLAYS} records already; try again in a moment")
         with self._held.hold(client, self.limits.replays_per_client, "replays", retry_after=10):
@@ -89,16 +89,12 @@ class Replays:
                 ) from None
             finally:
                 self.running -= 1
-        if len(out) <= MAX_CACHED:
-            self._cached[key] = out
-            while len(self._cached) > MAX_REPLAYS or sum(map(len, self._cached.values())) > MAX_CACHED:
-                self._cached.popitem(last=False)
+        self._cached.put(key, out)
         return out
 
     def forget(self, room_id: str) -> None:
         """Room ``room_id`` is gone: its cached replays are dropped."""
-        for key in [k for k in self._cached if k[0] == room_id]:
-            del self._cached[key]
+        self._cached.drop(lambda key: key[0] == room_id)
 
     async def _expand(self, record: Any, with_coach: bool, client: str) -> bytes:
         """``replay``'s work: the record through the engine, then the coach on each move."""
