@@ -48,6 +48,7 @@ import ipaddress
 import json
 import re
 import socket
+import sqlite3
 import sys
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from importlib import resources
@@ -62,7 +63,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from bigtwo.env.records.record import record_line
+from bigtwo.web.export import Bodies
 from bigtwo.web.forms import DEFAULT_AWAY, DEFAULT_PACE, DEFAULT_TURN, RoomError, check_unicode
 from bigtwo.web.hub import Connection, Hub
 from bigtwo.web.limits import Busy, Limits, TooMany, client_id, network_of
@@ -298,6 +299,7 @@ def create_app(
     kw: dict[str, Any] = {} if room_ttl is None else {"room_ttl": room_ttl}
     limits = limits or Limits()
     hub = Hub(Store(db), pace, away_timeout, turn_timeout, agent_files=agent_files, limits=limits, **kw)
+    bodies = Bodies()  # the record downloads, built off the event loop and cached
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -366,16 +368,17 @@ def create_app(
     async def record(request: Request) -> Response:
         try:
             room = room_of(request)
-            return JSONResponse(room.record(match_of(request, room)))
+            body = await bodies.record(room, match_of(request, room), client_of(request, limits))
+            return Response(body, media_type="application/json")
         except (Refused, RoomError) as exc:
             return answer(exc, 409)
 
     async def records(request: Request) -> Response:
         try:
             room = room_of(request)
+            body = await bodies.records(room, client_of(request, limits))
         except RoomError as exc:
             return answer(exc)
-        body = "".join(record_line(r) + "\n" for r in room.finished_records())
         name = re.sub(r"[^A-Za-z0-9_-]", "_", room.id)
         disposition = {"Content-Disposition": f'attachment; filename="bigtwo-{name}.jsonl"'}
         return Response(body, media_type="application/x-ndjson", headers=disposition)
@@ -388,7 +391,7 @@ def create_app(
             work = hub.replays.replay(
                 room.record(match), coach, key=(room.id, match, coach), client=client_of(request, limits)
             )
-            return JSONResponse(await until_gone(request, work))
+            return Response(await until_gone(request, work), media_type="application/json")
         except (Refused, RoomError) as exc:
             return answer(exc, 409)
         except Gone:
@@ -398,7 +401,7 @@ def create_app(
         try:
             rec = await read_json(request, MAX_RECORD, limits.body_timeout)
             work = hub.replays.replay(rec, request.query_params.get("coach") == "1", client=client_of(request, limits))
-            return JSONResponse(await until_gone(request, work))
+            return Response(await until_gone(request, work), media_type="application/json")
         except (Refused, ValueError, TypeError) as exc:
             return answer(exc)
         except Gone:
@@ -499,6 +502,9 @@ def create_app(
             return {"type": "error", "message": writable(str(exc)), "retry_after": exc.retry_after}
         except ValueError as exc:
             return {"type": "error", "message": writable(str(exc))}
+        except sqlite3.Error as exc:  # the file could not take the play: nothing changed, the socket stays
+            print(f"bigtwo serve: room {room.id}: the store refused a change: {exc}", file=sys.stderr, flush=True)
+            return {"type": "error", "message": "the server could not store that just now; try again"}
         hub.changed_room(room.id)
         return None
 

@@ -2,7 +2,8 @@
 
 The hub asks ``Coaching.advise`` for a seat's advice (the ``coach`` message of a room's
 websocket). The position is copied out of the room (``bigtwo.web.coach.Position``) and ranked in
-the ``coach`` lane; the coach itself is built (a network loaded) in the ``builder`` lane. A
+the ``coach`` lane; the coach itself is built (a network loaded) in the ``builder`` lane, and
+once built is taken at once, never queued there behind a room's set-up or anything else. A
 position already being ranked is not ranked again: every socket that asks for it waits for the
 one ranking, which is cancelled when the last of them closes. One client has at most
 ``Limits.coach_per_client`` positions being ranked (``TooMany``). Coaches are kept per lane and
@@ -13,6 +14,7 @@ thread), at most ``MAX_COACHES``, the least recently used dropped.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -46,17 +48,33 @@ class Coaching:
         self._coaches: OrderedDict[str, Coach] = OrderedDict()
         self._ranking: dict[tuple[str, int, int], _Shared] = {}  # (room, match, seq) -> its ranking
         self._held = Held()  # positions being ranked, by client
+        self._lock = threading.Lock()  # the coaches kept: the builder thread and the event loop
+
+    @staticmethod
+    def _key(variant: Variant, lane: str) -> str:
+        return f"{lane}\n{variant.name}\n{variant.rules_key()}"
+
+    def kept(self, variant: Variant, lane: str = "coach") -> Coach | None:
+        """The coach for ``variant``'s rules that ranks in ``lane`` if it is built, else ``None``."""
+        key = self._key(variant, lane)
+        with self._lock:
+            if key in self._coaches:
+                self._coaches.move_to_end(key)
+                return self._coaches[key]
+        return None
 
     def coach(self, variant: Variant, lane: str = "coach") -> Coach:
         """The coach for ``variant``'s rules that ranks in ``lane`` (``coach`` or ``replay``: an
         instance is used in one thread), built in the calling thread; at most ``MAX_COACHES`` kept."""
-        key = f"{lane}\n{variant.name}\n{variant.rules_key()}"
-        if key not in self._coaches:
-            self._coaches[key] = Coach(variant, threads=MAX_AGENT_THREADS)
+        kept = self.kept(variant, lane)
+        if kept is not None:
+            return kept
+        built = Coach(variant, threads=MAX_AGENT_THREADS)  # without the lock: it loads a network
+        with self._lock:
+            coach = self._coaches.setdefault(self._key(variant, lane), built)
             while len(self._coaches) > MAX_COACHES:
                 self._coaches.popitem(last=False)
-        self._coaches.move_to_end(key)
-        return self._coaches[key]
+        return coach
 
     async def advise(self, room: Room, seat: int | None, client: str = "") -> dict[str, Any]:
         """The coach's advice for ``seat`` on its turn (in the coach thread). A
@@ -72,7 +90,7 @@ class Coaching:
 
         async def rank() -> dict[str, Any]:
             with self._held.hold(client, self.limits.coach_per_client, "coach requests", retry_after=2):
-                coach = await self.run("builder", self.coach, variant, client=client)
+                coach = self.kept(variant) or await self.run("builder", self.coach, variant, client=client)
                 return await self.run("coach", coach.advise_at, position, client=client)
 
         advice = await self._shared((room.id, room.match, seq), rank)

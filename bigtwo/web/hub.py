@@ -10,17 +10,18 @@ queue: jobs by rank, then clients in turn), each room with at most one play in f
 | lane | nice | runs |
 |---|---|---|
 | ``light`` | 0 | the quick agents' plays (``LIGHT``, declared of cost ``light``: ``random``, ``greedy``, ``heuristic``): a room of them never waits behind a search |
-| ``people`` | ``THINKING_NICE`` | the searchers' plays (``SEARCHERS``, declared of cost ``search``: ``search``, ``strong``; and checkpoint files) in rooms where a person is connected |
+| ``people`` | ``THINKING_NICE`` | the searchers' plays (``SEARCHERS``, declared of cost ``search``: ``search``, ``strong``; and checkpoint files) in rooms where a person is connected; clients whose plays cost under ``EXPRESS`` seconds have an express thread too |
 | ``watch`` | ``WATCH_NICE`` | the searchers' plays in every other room (agents only, or its people away) |
 | ``coach`` | ``THINKING_NICE`` | the coach's advice on a person's turn |
-| ``replay`` | ``REPLAY_NICE`` | replays with the coach's advice, one move at a time |
+| ``replay`` | ``REPLAY_NICE`` | replays: the record through the engine, the coach's advice one move at a time, the answer's JSON |
 | ``builder`` | ``THINKING_NICE`` | building agents and coaches (loading networks) and checking a new room's form |
 
 **The guarantee.** A room with a person connected never queues behind an agent-only room: its
 searches run in their own thread, at a higher priority than the agent-only rooms' (on a busy
 machine the kernel gives the ``people`` thread most of a core); rooms are served client by client
-in turn, so a person's agent's move waits for at most one move of each other client whose rooms
-have people in them. Each searcher is bounded by the web's budget (its declared caps:
+by the thinking time each has used (``bigtwo.web.lanes``), and a client whose moves are cheap has
+the ``people`` lane's express thread, so a person's quick agents never wait for a stranger's
+long search; an expensive agent's owner waits instead. Each searcher is bounded by the web's budget (its declared caps:
 ``bigtwo.agents.registry.WEB_SECONDS``, ``WEB_SIMULATIONS``) with ``bigtwo.web.forms.MAX_AGENT_THREADS`` rollout threads (one core fewer than
 the engine would take: the event loop keeps one). An agent instance is only ever used in one
 lane's thread (a searcher is built once for ``people`` and once for ``watch``). A search cannot
@@ -99,6 +100,7 @@ SWEEP = 30.0  # seconds between looks for idle rooms
 THINKING_NICE = 5  # the people, coach and builder threads' nice value
 REPLAY_NICE = 10  # the replay thread's: a replay's advice yields to live rooms and the coach
 WATCH_NICE = 15  # the watch thread's: agent-only rooms' searches yield to everything else
+EXPRESS = 0.25  # seconds per move under which a client's plays in attended rooms take the express thread
 # from the agents' declarations (bigtwo.agents.registry): whose plays take well under a millisecond (the
 # light lane), and the searchers, given MAX_AGENT_THREADS rollout threads unless they ask for fewer
 LIGHT = tuple(name for name, spec in AGENT_SPECS.items() if spec.cost == declared.LIGHT)
@@ -323,10 +325,13 @@ class Hub:
         self.rooms: dict[str, HostedRoom] = {}
         self.clients: dict[str, Client] = {}
         nice = {"light": 0, "people": THINKING_NICE, "watch": WATCH_NICE, "coach": THINKING_NICE, "replay": REPLAY_NICE}
-        self.lanes = {name: Lane(name, nice.get(name, THINKING_NICE)) for name in (*nice, "builder")}
+        self.lanes = {
+            name: Lane(name, nice.get(name, THINKING_NICE), EXPRESS if name == "people" else None)
+            for name in (*nice, "builder")
+        }
         self.agents = Agents(agent_files or {}, per_client=limits.agents_per_client)
         self.coaching = Coaching(self.run, limits)
-        self.replays = Replays(self.run, self.coaching.coach, limits)
+        self.replays = Replays(self.run, self.coaching.coach, limits, self.coaching.kept)
         self._created = Rate(limits.rooms_per_minute)
         self._defaults: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._options: dict[str, Any] | None = None
