@@ -150,8 +150,11 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
                 danger[c] = d
     best_i = 0
     best = NEG * 2
-    if table == 0:
-        mark = marks[:n]
+    leading = table == 0
+    mark = marks[:n]
+    cash = endgame = False  # leading: what the plan's tally says of the game
+    press = early = 0.0  # answering: how hard to fight for the trick, how early in the game it is
+    if leading:
         mark[:] = False
         if full or pos.opening >= 0 or n <= 24:
             for i in range(n):
@@ -166,10 +169,37 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
                 mark[j] = True
         cash = base_tally // 10000 <= w[Weight.CASH_AT]
         endgame = base_tally // 10000 <= w[Weight.END_AT]
-        for i in range(n):
-            if not mark[i]:
-                continue
-            a = legal[i]
+    else:
+        tsize = sizes[table]
+        if tsize <= 6 and danger[tsize] > 0.0:
+            press = danger[tsize]
+        if owner > 0 and counts[owner] <= 6:
+            # if the trick stays with its owner, the owner leads next and may go out at once
+            far = 1.0 if owner == 1 else w[Weight.DANGER_FAR]
+            press = max(press, w[Weight.PRESS_OWNER] * DANGER_BY_SIZE[counts[owner]] * far)
+        if min_opp <= w[Weight.PRESS_AT]:
+            press = max(press, 0.8)
+        early = (min_opp - 3.0) / (w[Weight.EARLY_SPAN] * cards_each / 13.0)
+        early = 0.0 if early < 0.0 else (1.0 if early > 1.0 else early)
+        mark[:] = True
+        if n > MAX_ANSWERS and not full:
+            # a big hand answering five cards: score pass, the planner's pieces and the lowest plays
+            mark[:] = False
+            m = gen_multi(
+                hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, multi, mctrl, count, suits
+            )
+            _lead_candidates(hand, legal, n, hash_keys, hash_ids, bits, multi, m, mark)
+            for i in range(MAX_ANSWERS // 2):
+                mark[i] = True
+    # one loop scores every marked play: the plan of the hand it leaves and the play's control, the
+    # same for a lead and an answer; only what they are weighed into differs
+    for i in range(n):
+        if not mark[i]:
+            continue
+        a = legal[i]
+        if a == 0:  # a pass (only ever legal when answering)
+            sc = -w[Weight.PRESS] * press - w[Weight.TEMPO] / ((players - 1) * (players - 1))
+        else:
             size = sizes[a]
             rest = hand & ~masks[a]
             if rest == U0:
@@ -182,70 +212,28 @@ def decide(pos, legal, n, rules, lookups, w, full, scores, work):
                     rest, multi, mctrl, mr, unseen, f, suit_rank, higher, w, two_ends, memo, stack
                 )
                 ctrl = play_control(a, unseen, f, sizes, masks, suit_rank, five_ctrl, higher, w, two_ends)
-                sc = -after + w[Weight.SIZE] * (size - 1) * (1.0 - ctrl)
-                if ctrl >= SURE and (tally // 100) % 100 <= 1:
-                    sc += SURE_LINE  # sure plays first, then the one unsure play: a won game
-                if cash:
-                    sc += w[Weight.CASH] * ctrl
-                if endgame and size >= 2:
-                    sc += w[Weight.END_MULTI]  # keep a single for last: singles are the easiest to shed
-                if size <= 6 and danger[size] > 0.0:
-                    sc -= w[Weight.DANGER] * danger[size] * (1.0 - ctrl)
-                if duty == kernels.DUTY_LEAD_MULTI and size < 2 or duty == kernels.DUTY_LEAD_HIGHEST and a != top_id:
-                    sc -= BIG
-            scores[i] = sc
-            if sc > best:
-                best = sc
-                best_i = i
-        return best_i
-    # answering
-    tsize = sizes[table]
-    press = 0.0
-    if tsize <= 6 and danger[tsize] > 0.0:
-        press = danger[tsize]
-    if owner > 0 and counts[owner] <= 6:
-        # if the trick stays with its owner, the owner leads next and may go out at once
-        far = 1.0 if owner == 1 else w[Weight.DANGER_FAR]
-        press = max(press, w[Weight.PRESS_OWNER] * DANGER_BY_SIZE[counts[owner]] * far)
-    if min_opp <= w[Weight.PRESS_AT]:
-        press = max(press, 0.8)
-    early = (min_opp - 3.0) / (w[Weight.EARLY_SPAN] * cards_each / 13.0)
-    early = 0.0 if early < 0.0 else (1.0 if early > 1.0 else early)
-    mark = marks[:n]
-    mark[:] = True
-    if n > MAX_ANSWERS and not full:
-        # a big hand answering five cards: score pass, the planner's pieces and the lowest plays
-        mark[:] = False
-        m = gen_multi(
-            hand, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, multi, mctrl, count, suits
-        )
-        _lead_candidates(hand, legal, n, hash_keys, hash_ids, bits, multi, m, mark)
-        for i in range(MAX_ANSWERS // 2):
-            mark[i] = True
-    for i in range(n):
-        if not mark[i]:
-            continue
-        a = legal[i]
-        if a == 0:
-            sc = -w[Weight.PRESS] * press - w[Weight.TEMPO] / ((players - 1) * (players - 1))
-        else:
-            rest = hand & ~masks[a]
-            if rest == U0:
-                sc = BIG
-            else:
-                mr = gen_multi(
-                    rest, windows, hash_keys, hash_ids, bits, pair_chain, five_ctrl, suit_order, multi, mctrl, count, suits
-                )  # fmt: skip
-                after = search_plan(rest, multi, mctrl, mr, unseen, f, suit_rank, higher, w, two_ends, memo, stack)[0]
-                ctrl = play_control(a, unseen, f, sizes, masks, suit_rank, five_ctrl, higher, w, two_ends)
-                gain = base - after
-                sc = (
-                    gain
-                    + ctrl * (w[Weight.LEAD] + press * w[Weight.PRESS_HIGH])
-                    - w[Weight.SPEND] * early * ctrl ** w[Weight.SPEND_POW]
-                )
-                if duty == kernels.DUTY_ANSWER_HIGHEST and sizes[a] == 1 and a != top_id:
-                    sc -= BIG
+                if leading:
+                    sc = -after + w[Weight.SIZE] * (size - 1) * (1.0 - ctrl)
+                    if ctrl >= SURE and (tally // 100) % 100 <= 1:
+                        sc += SURE_LINE  # sure plays first, then the one unsure play: a won game
+                    if cash:
+                        sc += w[Weight.CASH] * ctrl
+                    if endgame and size >= 2:
+                        sc += w[Weight.END_MULTI]  # keep a single for last: singles are the easiest to shed
+                    if size <= 6 and danger[size] > 0.0:
+                        sc -= w[Weight.DANGER] * danger[size] * (1.0 - ctrl)
+                    if (duty == kernels.DUTY_LEAD_MULTI and size < 2) or (
+                        duty == kernels.DUTY_LEAD_HIGHEST and a != top_id
+                    ):
+                        sc -= BIG
+                else:
+                    sc = (
+                        (base - after)
+                        + ctrl * (w[Weight.LEAD] + press * w[Weight.PRESS_HIGH])
+                        - w[Weight.SPEND] * early * ctrl ** w[Weight.SPEND_POW]
+                    )
+                    if duty == kernels.DUTY_ANSWER_HIGHEST and size == 1 and a != top_id:
+                        sc -= BIG
         scores[i] = sc
         if sc > best:
             best = sc
