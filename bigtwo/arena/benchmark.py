@@ -270,6 +270,22 @@ def _card(
     }
 
 
+CURVE_ROWS = 12  # the card's table of the best response's curve shows at most this many evaluations
+
+
+def curve_rows(curve: list[dict[str, Any]], most: int = CURVE_ROWS) -> list[dict[str, Any]]:
+    """At most ``most`` points of ``curve``, evenly spread, the first and the last (the final evaluation)
+    kept; card.json keeps every point.
+
+    >>> [p["step"] for p in curve_rows([{"step": s} for s in range(30)], 4)]
+    [0, 10, 19, 29]
+    """
+    if len(curve) <= most:
+        return list(curve)
+    picks = sorted({round(i * (len(curve) - 1) / (most - 1)) for i in range(most)})
+    return [curve[i] for i in picks]
+
+
 def _interval(low: float | None, high: float | None) -> str:
     return "[n/a]" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
 
@@ -318,7 +334,7 @@ def markdown(card: Section) -> str:
         lines.append(f"Cost: {e['cost']}")
         if e["curve"]:
             lines += ["", "| minutes | step | margin [95% CI] |", "|---:|---:|---:|"]
-            for point in e["curve"]:
+            for point in curve_rows(e["curve"]):
                 lines.append(
                     f"| {point['minutes']:.1f} | {point['step']:,} | {point['margin']:+.2f} "
                     f"{_interval(point['low'], point['high'])} |"
