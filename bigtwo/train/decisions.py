@@ -271,9 +271,10 @@ class DecisionStore(_Rows):
         counts = self.counts[idx]
         total = int(counts.sum(dtype=np.int64))
         within = np.arange(total) - np.repeat(np.cumsum(counts, dtype=np.int64) - counts, counts)
-        plays = self.plays[np.repeat(self.start[idx], counts) + within].copy()
-        rows = {name: getattr(self, name)[idx].copy() for name in TAKEN_FIELDS}
-        return Decisions(rows, plays, {k: np.asarray(v)[idx].copy() for k, v in targets.items()})
+        # an integer index already copies: no second copy (it was a quarter of a PPO rollout's time)
+        plays = self.plays[np.repeat(self.start[idx], counts) + within]
+        rows = {name: getattr(self, name)[idx] for name in TAKEN_FIELDS}
+        return Decisions(rows, plays, {k: np.asarray(v)[idx] for k, v in targets.items()})
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """The rows in use, their legal plays and the pending links (for checkpoints)."""
