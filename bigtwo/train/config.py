@@ -196,7 +196,7 @@ class TrainConfig:
         "Stop at this step (checkpoint and final evaluation as at the end); ``total_timesteps`` still sets "
         "the learning-rate schedule. 0 = at ``total_timesteps``.",
     )
-    # a safety net: an idle machine finishes the 12M steps in ~7 minutes.
+    # a safety net: an idle machine finishes the default 12M steps (4 PPO epochs) in ~4 minutes.
     time_limit_minutes: float = setting(
         16.0, Limit(0, 10**6), "Stop training (with a checkpoint) after this many minutes; 0 = no limit."
     )
