@@ -349,6 +349,28 @@ def test_storage_keeps_each_legal_list_through_compaction():
     assert other.legal(np.arange(2)).tolist() == [[7, 0], [8, 11]] and (other.last == store.last).all()
 
 
+def test_a_taken_batch_is_its_own_copy_of_the_store():
+    """With ``overlap`` the update reads a taken batch while the next rollout writes the store: the batch
+    holds what the store held when it was taken, whatever the store does after (compaction, new records)."""
+    store = DecisionStore(num_envs=2, players=4, obs_size=2, capacity=4)
+    for i, plays in enumerate([[3, 4], [5], [6, 7, 8]]):
+        legal = np.zeros((1, 3), np.int32)
+        legal[0, : len(plays)] = plays
+        store.record(
+            np.array([i % 2]), np.array([i]), np.full((1, 2), float(i)), legal, np.array([len(plays)]),
+            np.array([0]), np.full(1, -0.5), np.full(1, 0.25 * i),
+        )  # fmt: skip
+    targets = {"returns": np.array([1.0, 2.0, 3.0], np.float32)}
+    batch = store.take(np.array([2, 0]), targets)
+    store.compact(np.array([False, True, False]))  # the store moves its rows and plays
+    store.obs[:] = 99.0
+    store.plays[:] = 99
+    targets["returns"][:] = 0.0
+    assert batch.obs[:, 0].tolist() == [2.0, 0.0] and batch.value.tolist() == [0.5, 0.0]
+    assert batch.legal(np.arange(2)).tolist() == [[6, 7, 8], [3, 4, 0]]
+    assert batch.targets["returns"].tolist() == [3.0, 1.0]
+
+
 def test_scores_only_legal_plays_and_masks_before_softmax():
     variant = load_variant("taiwan")
     net = ActionScorer(obs_size(4), action_features(variant), hidden_size=16, state_layers=1, pair_size=8)
