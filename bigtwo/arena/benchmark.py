@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping
@@ -59,6 +58,7 @@ from bigtwo.arena.panel import PANEL_VERSION, panel_for
 from bigtwo.arena.stats import Z95, mean_ci, table_margins
 from bigtwo.arena.tournament import run_tournament
 from bigtwo.env.checks import check_count
+from bigtwo.env.files import atomic_write
 from bigtwo.env.rules.variant import Variant, load_variant
 
 CARD_VERSION = 1
@@ -74,12 +74,8 @@ Section = dict[str, Any]
 
 
 def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file renamed into place (never half-written)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    """Write ``text`` to ``path`` whole or not at all (``bigtwo.env.files.atomic_write``)."""
+    return atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def read_json(path: Path) -> Any:
@@ -365,10 +361,7 @@ def write_card(card: Section, folder: str | Path) -> list[Path]:
     except ValueError as exc:  # no matplotlib: the card stands without its figure
         print(f"no card.png: {exc}", file=sys.stderr)
         return paths
-    tmp = folder / ".card.png.tmp.png"
-    fig.savefig(tmp, dpi=120)
-    os.replace(tmp, folder / "card.png")
-    return [*paths, folder / "card.png"]
+    return [*paths, atomic_write(folder / "card.png", lambda f: fig.savefig(f, dpi=120, format="png"))]
 
 
 def command_line(words: list[str]) -> str:

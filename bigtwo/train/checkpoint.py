@@ -43,14 +43,15 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from bigtwo.env.engine.observation import OBS_VERSION
+from bigtwo.env.files import atomic_write
 from bigtwo.train.config import ALGOS, TrainConfig, make_config
 
 if TYPE_CHECKING:
@@ -173,25 +174,6 @@ def _feed(h: Any, obj: Any) -> None:
     else:
         text = repr(obj).encode()
         h.update(f"R{len(text)}:".encode() + text)
-
-
-def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
-    """Call ``write`` on a temporary file beside ``path``, flush it to disk and ``os.replace`` it onto
-    ``path``, so a reader finds the old file or the whole new one; an interrupted write (an
-    exception, Ctrl-C) removes the temporary file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
 
 
 def atomic_save(payload: dict[str, Any], path: str | Path) -> Path:
