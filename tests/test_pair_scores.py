@@ -137,3 +137,57 @@ def test_play_scores_of_a_deeper_scorer_are_its_forward_scores():
     with torch.no_grad():
         expected = deep(torch.from_numpy(obs), torch.from_numpy(ids), torch.from_numpy(counts))[0].numpy()
     assert np.array_equal(deep.play_scores(obs, ids, counts), expected)
+
+
+@pytest.mark.parametrize("advice", ["", "heuristic"])
+def test_play_scores_with_hand_after_are_the_forward_scores(advice):
+    """A ``hand_after`` network's playing pass (its first layer once per row and once per distinct
+    play, not per pair) scores every legal play as its forward does, up to float32 rounding, picks
+    the same plays, and follows the weights when they change in place."""
+    variant = load_variant("taiwan")
+    obs, ids, counts, advised = real_decisions()
+    torch.manual_seed(0)
+    net = ActionScorer(obs_size(4), action_features(variant), 32, 2, 16, advice=advice, hand_after=8)
+    given = advised if advice else None
+
+    def forward() -> np.ndarray:
+        with torch.no_grad():
+            adv = None if given is None else torch.from_numpy(given)
+            return net(torch.from_numpy(obs), torch.from_numpy(ids), torch.from_numpy(counts), adv)[0].numpy()
+
+    for _ in range(2):
+        scores, expected = net.play_scores(obs, ids, counts, given), forward()
+        assert scores.dtype == np.float32 and scores.shape == ids.shape
+        assert np.array_equal(np.isinf(scores), np.isinf(expected))
+        assert np.isinf(scores[np.arange(ids.shape[1]) >= counts[:, None]]).all()
+        finite = np.isfinite(expected)
+        assert np.allclose(scores[finite], expected[finite], atol=1e-5, rtol=1e-5)
+        assert np.array_equal(scores.argmax(axis=1), expected.argmax(axis=1))
+        with torch.no_grad():  # an optimizer's step, the hand's network included: the next pass follows it
+            for p in net.after.parameters():
+                p.add_(0.5 * torch.randn(p.shape, generator=torch.Generator().manual_seed(2)))
+
+
+@pytest.mark.parametrize("hand_after", [0, 8])
+def test_play_scores_follow_a_fused_optimizer_step(hand_after):
+    """The trainers' Adam (``fused=True``) changes the weights in place without moving their version
+    counters: a rollout that acts through ``play_scores`` with the learner's own network (no
+    ``overlap``) must still read the weights of the last step."""
+    variant = load_variant("taiwan")
+    obs, ids, counts, _ = real_decisions(n=32)
+    torch.manual_seed(0)
+    net = ActionScorer(obs_size(4), action_features(variant), 32, 2, 16, hand_after=hand_after)
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.05, fused=True)
+    inputs = (torch.from_numpy(obs), torch.from_numpy(ids), torch.from_numpy(counts))
+    before = net.play_scores(obs, ids, counts)
+    scores, value = net(*inputs)
+    (torch.where(torch.isinf(scores), 0.0, scores).sum() + value.sum()).backward()
+    optimizer.step()
+    after = net.play_scores(obs, ids, counts)
+    with torch.no_grad():
+        expected = net(*inputs)[0].numpy()
+    finite = np.isfinite(expected)
+    assert not np.allclose(after[finite], before[finite])
+    assert np.allclose(after[finite], expected[finite], atol=1e-5, rtol=1e-5)
+    if not hand_after:  # the same operations in the same order: the same bits
+        assert np.array_equal(after, expected)

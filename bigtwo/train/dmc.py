@@ -49,12 +49,12 @@ class Acting:
         advised: np.ndarray | None = None,
         state: np.ndarray | None = None,  # no global critic here (TrainConfig refuses it for dmc)
     ) -> tuple[np.ndarray, ...]:
-        q, _ = self.net.score_arrays(obs, legal, counts, advised)
+        q = self.net.play_scores(obs, legal, counts, advised)  # no autograd, no value: the scores alone
         n = len(counts)
-        pick = q.argmax(dim=1).cpu().numpy()
+        pick = q.argmax(axis=1)
         random_pick = (self.explore.random(n) * counts).astype(np.int64)
         pick = np.where(self.explore.random(n) < self.epsilon, random_pick, pick)
-        q_pick = q[torch.arange(n), torch.as_tensor(pick, device=self.device)].cpu().numpy()
+        q_pick = q[np.arange(n), pick]
         return pick, np.zeros(n, np.float32), q_pick
 
 

@@ -65,7 +65,7 @@ from bigtwo.env.rules.actions import action_table
 from bigtwo.env.rules.variant import Variant
 from bigtwo.train.advice import Adviser, make_adviser
 from bigtwo.train.config import PRECISIONS
-from bigtwo.train.pair_scores import PairScores, distinct_plays, score_pairs
+from bigtwo.train.pair_scores import PairScores, distinct_plays, hand_after_inputs, score_pairs
 
 ACTION_FEATURES = 52 + NUM_KINDS + 2
 HAND = part_slices(4)["hand"]  # the observer's own hand in the observation (the first 52 slots, any P)
@@ -241,10 +241,7 @@ class ActionScorer(nn.Module):
         # (relative seats 1..P-1) of holding it; learned from the global state, never read in play
         self.hand_places = hand_places
         self.hands = layer_init(nn.Linear(hidden_size, 52 * hand_places), std=0.01) if hand_places else None
-        self._plan: tuple | None = None  # play_scores' view of the weights (_play_plan)
-        self._plan_key: tuple | None = None
-        self._plan_params: list[torch.Tensor] | None = None
-        self._plan_layers: list[nn.Linear] = []
+        self._plan: tuple | None = None  # the layers play_scores calls (_play_plan); () where it cannot
         self._slot_of = np.full(0, -1, dtype=np.int32)
 
     def forward(
@@ -365,58 +362,68 @@ class ActionScorer(nn.Module):
         self, obs: np.ndarray, legal_ids: np.ndarray, legal_counts: np.ndarray, advised: np.ndarray | None = None
     ) -> np.ndarray:
         """The scores of ``score_arrays`` alone, float32 ``(B, L)`` (``-inf`` past each row's count),
-        for playing: no value, no autograd. On the CPU in float32 with the fused pair layer
-        (``fused_pairs``) it calls the layers' own ops and the pair kernel directly, without the
-        modules' and ``torch.autograd.Function``'s overhead per call: the same operations in the
-        same order, so the same numbers bit for bit (a test pins it), in about half the time on a
-        search's small batches (~15 rows). Elsewhere it is ``score_arrays``' scores."""
+        for playing: no value, no autograd. On the CPU in float32 with one pair layer it calls the
+        layers' own ops and the pair kernel directly, without the modules' and
+        ``torch.autograd.Function``'s overhead per call: without ``hand_after``, the same operations
+        in the same order, so the same numbers bit for bit (a test pins it), in about half the time on
+        a search's small batches (~15 rows). With ``hand_after``, its first layer is taken once per
+        row and once per distinct play instead of once per pair (``hand_after_inputs``): the same
+        scores up to float32 rounding, in about half the time of a rollout's batch. Elsewhere it is
+        ``score_arrays``' scores."""
         plan = self._play_plan()
         if plan is None:
             return self.score_arrays(obs, legal_ids, legal_counts, advised)[0].float().cpu().numpy()
-        encoder, state_proj, action_w, flag, w, bias = plan
+        encoder, after = plan
         if advised is None:
             advised = self.advise(obs, legal_ids, legal_counts)
         counts = np.ascontiguousarray(legal_counts, dtype=np.int64)
-        x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
-        for weight, b in encoder:
-            x = torch.relu(nn.functional.linear(x, weight, b))
-        state = nn.functional.linear(x, *state_proj)
+        observed = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
+        x = observed
+        for layer in encoder:
+            x = torch.relu(nn.functional.linear(x, layer.weight, layer.bias))
+        state = nn.functional.linear(x, self.state_proj.weight, self.state_proj.bias)
         plays, col = distinct_plays(np.ascontiguousarray(legal_ids, dtype=np.int64), counts, self._slot_of)
-        projected = nn.functional.linear(self.features[torch.from_numpy(plays)], action_w)
+        play_features = self.features[torch.from_numpy(plays)]
+        weight = self.action_proj.weight.detach()
+        projected = nn.functional.linear(play_features, weight[:, :ACTION_FEATURES])
+        # the weights are read afresh every pass (views, no copies kept): a fused optimizer's step
+        # changes them in place without moving a tensor's version counter
+        flag = np.ascontiguousarray(weight[:, ACTION_FEATURES] if self.advice_size else weight.new_zeros(len(weight)))
+        w, bias = self.score.weight.detach()[0].numpy(), self.score.bias.detach().numpy()
         slots = np.full(len(counts), -1, np.int64) if advised is None else np.asarray(advised, dtype=np.int64)
-        return score_pairs(state.numpy(), projected.numpy(), flag, w, bias, col, counts, slots)
+        pairs = None
+        if after is not None:  # G(hand - cards) = W2 relu(W1 hand + b1 - W1 cards) + b2, per pair
+            first, second = after
+            hand = nn.functional.linear(observed[:, HAND], first.weight, first.bias)
+            cards = nn.functional.linear(play_features[:, :52], first.weight)
+            hidden = torch.empty(
+                (int(counts.sum()), first.out_features), dtype=torch.float32
+            )  # torch's allocation, as every input
+            hand_after_inputs(hand.numpy(), cards.numpy(), col, counts, hidden.numpy())
+            pairs = nn.functional.linear(hidden, second.weight, second.bias).numpy()
+        return score_pairs(state.numpy(), projected.numpy(), flag, w, bias, col, counts, slots, pairs)
 
-    def _play_plan(self) -> tuple | None:
-        """What ``play_scores`` reads of the weights, taken once and again only after a weight
-        changed (a tensor's version counter moves with every in-place update: an optimizer's step,
-        ``load_state_dict``); ``None`` where the fast path does not apply: where the forward pass
-        would not take the fused pair layer (``fused_pairs``) or would run in another precision."""
-        if compute_dtype(self.precision, "cpu") is not None or not self.fused_pairs(self.features):
+    def _play_plan(self) -> tuple[list[nn.Linear], tuple[nn.Linear, nn.Linear] | None] | None:
+        """The layers ``play_scores`` calls (the encoder's, and ``hand_after``'s first and second),
+        found once (the structure never changes); ``None`` where the fast path does not apply: off
+        the CPU, with more than one pair layer, in another precision, or an encoder that is not
+        Linear-ReLU pairs."""
+        if (
+            compute_dtype(self.precision, "cpu") is not None
+            or self.features.device.type != "cpu"
+            or len(self.pair)
+            or torch.is_autocast_enabled("cpu")
+        ):
             return None
-        if self._plan_params is None:  # the modules read, found once (the structure never changes)
+        if self._plan is None:
             layers = [m for m in self.state_encoder if isinstance(m, nn.Linear)]
             if len(layers) * 2 != len(self.state_encoder):  # not Linear-ReLU pairs: the modules' own pass
-                return None
-            self._plan_layers = layers
-            self._plan_params = [
-                p for m in (*layers, self.state_proj, self.action_proj, self.score) for p in m.parameters()
-            ]
-        layers = self._plan_layers
-        key = tuple((p.data_ptr(), p._version) for p in self._plan_params)
-        if self._plan_key != key:
-            weight = self.action_proj.weight
-            flag = weight[:, ACTION_FEATURES] if self.advice_size else weight.new_zeros(weight.shape[0])
-            self._plan = (
-                [(m.weight, m.bias) for m in layers],
-                (self.state_proj.weight, self.state_proj.bias),
-                weight[:, :ACTION_FEATURES],
-                flag.detach().contiguous().numpy().copy(),
-                self.score.weight[0].detach().contiguous().numpy().copy(),
-                self.score.bias.detach().reshape(1).numpy().copy(),
-            )
-            self._plan_key = key
+                self._plan = ()
+            else:
+                after = None if self.after is None else (self.after[0], self.after[2])
+                self._plan = (layers, after)
             self._slot_of = np.full(len(self.features), -1, dtype=np.int32)  # distinct_plays' scratch
-        return self._plan
+        return self._plan or None
 
     @torch.no_grad()
     def score_arrays(

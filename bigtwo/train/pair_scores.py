@@ -122,12 +122,59 @@ def _backward(g, S, A, flag, w, col, counts, advised, gS, gA, gflag, gw):
     return gb
 
 
-def score_pairs(S, A, flag, w, bias, col, counts, advised) -> np.ndarray:
+@njit(nogil=True, fastmath=True)
+def _forward_after(S, A, V, flag, w, bias, col, counts, advised, out):
+    rows, width = col.shape
+    p = S.shape[1]
+    m = 0
+    for b in range(rows):
+        n = counts[b]
+        for s in range(width):
+            if s >= n:
+                out[b, s] = -np.inf
+                continue
+            k = col[b, s]
+            f = s == advised[b]
+            acc = bias[0]
+            for j in range(p):
+                h = S[b, j] + A[k, j] + V[m, j]
+                if f:
+                    h += flag[j]
+                if h > 0:
+                    acc += h * w[j]
+            out[b, s] = acc
+            m += 1
+
+
+@njit(nogil=True, fastmath=True)
+def hand_after_inputs(hand, cards, col, counts, out):
+    """The hidden layer of ``hand_after``'s network for every legal slot into ``out`` ``(M, q)``, in
+    the slots' order (row by row): ``relu(hand[b] - cards[col[b, s]])``, where ``hand`` ``(B, q)`` is
+    the first layer on each row's hand (bias included) and ``cards`` ``(U, q)`` on each distinct
+    play's cards (no bias). The layer is linear, so ``W (hand - cards) + b`` splits into a pass per
+    row and one per distinct play instead of one per pair."""
+    rows = col.shape[0]
+    q = hand.shape[1]
+    m = 0
+    for b in range(rows):
+        for s in range(counts[b]):
+            k = col[b, s]
+            for j in range(q):
+                v = hand[b, j] - cards[k, j]
+                out[m, j] = v if v > 0 else 0.0
+            m += 1
+
+
+def score_pairs(S, A, flag, w, bias, col, counts, advised, after=None) -> np.ndarray:
     """``PairScores``' forward on NumPy arrays, without autograd (playing): the ``(B, L)`` scores
     from float32 ``S``, ``A``, ``flag``, ``w``, ``bias`` ``(1,)``, int32 ``col`` and int64 ``counts``
-    and ``advised``, all C-contiguous; the same kernel, so the same numbers."""
+    and ``advised``, all C-contiguous; the same kernel, so the same numbers. ``after``: a network
+    with ``hand_after``'s input to each pair's layer, ``(M, P)`` in the slots' order (row by row)."""
     out = np.empty(col.shape, dtype=S.dtype)
-    _forward(S, A, flag, w, bias, col, counts, advised, out)
+    if after is None:
+        _forward(S, A, flag, w, bias, col, counts, advised, out)
+    else:
+        _forward_after(S, A, after, flag, w, bias, col, counts, advised, out)
     return out
 
 
