@@ -479,6 +479,51 @@ def test_league_trains_only_the_learner_seat(tmp_path):
     assert 1 <= len(state["snapshots"]) <= cfg.max_snapshots
 
 
+def test_a_rollout_s_past_matches_play_the_snapshots_it_drew(tmp_path):
+    """``snapshots_per_rollout``: each rollout draws that many of the kept snapshots, and the past
+    matches that start in it play only those (each snapshot with rows costs a network pass a step);
+    over rollouts every kept one is drawn; 0 keeps every snapshot in every rollout; a resumed run
+    continues with the same draw."""
+    from bigtwo.train.league import League
+
+    variant = load_variant("taiwan")
+    league = League(variant, 256, (0.0, 1.0, 0.0), [], 8, seed=0, snapshot_mode="greedy", root=tmp_path, per_rollout=1)
+    cfg = tiny(tmp_path)
+    from bigtwo.train.rollout import make_scorer
+
+    payload = ckpt.policy_payload("dmc", variant, cfg, make_scorer(cfg, variant), 0, 0)
+    for step in range(5):
+        league.add_snapshot(step, f"snapshot_{step}.pt", payload)
+    drawn = set()
+    for _ in range(30):
+        league.next_rollout()
+        league.draw(np.arange(256))
+        codes = set(league.opponent.tolist())
+        assert len(codes) == 1  # every match that started in this rollout plays its one snapshot
+        drawn |= codes
+    assert drawn == {1, 2, 3, 4, 5}  # over rollouts, every kept snapshot (codes 1 + j, no baselines)
+    every = League(variant, 256, (0.0, 1.0, 0.0), [], 8, seed=0, snapshot_mode="greedy", root=tmp_path)
+    for step in range(5):
+        every.add_snapshot(step, f"snapshot_{step}.pt", payload)
+    every.next_rollout()
+    every.draw(np.arange(256))
+    assert set(every.opponent.tolist()) == {1, 2, 3, 4, 5}  # 0: every kept snapshot in every rollout
+    with pytest.raises(ValueError, match="snapshots_per_rollout"):
+        tiny(tmp_path, snapshots_per_rollout=-1)
+    # a run with it resumes exactly
+    league_fields = dict(league_self=0.5, league_past=0.5, snapshots_per_rollout=1, snapshot_every=256)
+    full = tiny(tmp_path / "a", total_timesteps=2048, checkpoint_every=1024, **league_fields)
+    result = run_training(full)
+    last = ckpt.list_checkpoints(Path(full.runs_dir) / "tiny")[1]
+    killed = tmp_path / "b" / "runs" / "tiny"
+    shutil.copytree(Path(full.runs_dir) / "tiny", killed)
+    (killed / "checkpoints" / last.name).unlink()
+    resumed = run_training(make_config({"runs_dir": str(tmp_path / "b" / "runs")}, base=full))
+    assert same_weights(weights(resumed.checkpoint), weights(result.checkpoint))
+    state = ckpt.load(result.checkpoint)["resume"]["league"]
+    assert len(state["active"]) == 1
+
+
 def test_rollout_asks_the_trainer_only_for_the_learners_real_decisions(tmp_path):
     """``RolloutWorker.play`` passes ``choose`` only the learner's rows with more than one legal
     play, plays the picked play and records each decision under the learner's seat; ``collect``
@@ -1263,7 +1308,11 @@ def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(t
     assert hong_kong.variant_settings == {"scoring": "collect"} and hong_kong.baselines == ["heuristic:weights=collect"]
     assert load_config("scratch-dmc", ["variant=japan"]).baselines == ["heuristic"]
     assert recipe.hand_after > 0  # the scorer judges the hand each play leaves
-    fields = ("algo", "hand_after", "overlap", "league_self", "league_past", "league_baselines", "baselines")
+    assert recipe.snapshots_per_rollout == 1  # one past snapshot's pass a step, not eight
+    fields = (
+        "algo", "hand_after", "overlap", "league_self", "league_past", "league_baselines", "baselines",
+        "snapshots_per_rollout",
+    )  # fmt: skip
     league = {k: getattr(recipe, k) for k in fields}
     first = run_training(tiny(tmp_path / "a", **league))
     again = run_training(tiny(tmp_path / "b", **league))

@@ -322,6 +322,12 @@ class TrainConfig:
         1_000_000, Limit(1, BIG), "Add a snapshot of the policy to the league every this many environment steps."
     )
     max_snapshots: int = setting(8, Limit(0, 1_000), "Past snapshots kept in the league (the most recent ones).")
+    snapshots_per_rollout: int = setting(
+        0,
+        Limit(0, 1_000),
+        "Past snapshots a rollout's new matches draw from: that many of the kept ones, drawn afresh each "
+        "rollout (each plays its own network pass at every step: fewer are quicker); 0 = every kept one.",
+    )
 
     # --- advice (bigtwo.train.advice): a hand-written agent's choice as one more input per legal play
     advice: str = setting(

@@ -5,7 +5,11 @@ drawn (when its match ends) with weights ``league_self : league_past : league_ba
 
 - **self**: every seat is the current policy, and every seat's decisions are trained on;
 - **past**: a snapshot of the policy, taken every ``snapshot_every`` environment steps (the
-  newest ``max_snapshots`` are kept), at every seat but one; while there is none yet, self;
+  newest ``max_snapshots`` are kept), at every seat but one; while there is none yet, self.
+  With ``snapshots_per_rollout`` k > 0, each rollout (``next_rollout``) draws k of the kept
+  snapshots and the past matches that start in it draw among those k: every snapshot with a
+  match to play costs a network pass at every step, so with 8 kept the past matches (10% of them)
+  took two thirds of a DMC rollout's time, and with k = 1 a step plays about two;
 - **baseline**: an agent from ``bigtwo.agents.make_agent`` (``random``, ``greedy``, ``heuristic``...),
   drawn uniformly from ``baselines``, at every seat but one.
 
@@ -48,6 +52,7 @@ class League:
         snapshot_mode: str = "sample",
         device: str = "cpu",
         root: str | Path = ".",
+        per_rollout: int = 0,
     ) -> None:
         self.variant = variant
         self.num_envs = num_envs
@@ -57,6 +62,8 @@ class League:
         self.baseline_names = list(baselines) if w[2] > 0 else []
         self.baselines = [make_agent(n, variant, seed=seed * 7919 + i) for i, n in enumerate(self.baseline_names)]
         self.max_snapshots = max_snapshots
+        self.per_rollout = per_rollout
+        self.active = np.zeros(0, np.int64)  # the snapshots this rollout's past matches draw from (per_rollout)
         self.snapshot_mode = snapshot_mode
         self.device = device
         self.root = Path(root)
@@ -75,7 +82,10 @@ class League:
             return
         kind = self.rng.choice(3, size=k, p=self.weights)
         b = self.rng.integers(0, max(len(self.baselines), 1), size=k)
-        j = self.rng.integers(0, max(len(self.snapshots), 1), size=k)
+        if self.per_rollout and len(self.active):
+            j = self.active[self.rng.integers(0, len(self.active), size=k)]
+        else:
+            j = self.rng.integers(0, max(len(self.snapshots), 1), size=k)
         seat = self.rng.integers(0, self.players, size=k)
         opp = np.zeros(k, np.int64)
         if self.baselines:
@@ -84,6 +94,12 @@ class League:
             opp = np.where(kind == 1, 1 + len(self.baselines) + j, opp)
         self.opponent[slots] = opp
         self.learner_seat[slots] = seat
+
+    def next_rollout(self) -> None:
+        """A rollout starts: with ``per_rollout`` set, draw the snapshots its new past matches play."""
+        n = len(self.snapshots)
+        if self.per_rollout and n:
+            self.active = np.sort(self.rng.choice(n, size=min(self.per_rollout, n), replace=False))
 
     def learner_rows(self, seats: np.ndarray) -> np.ndarray:
         """Bool (N,): the seat to act in each slot is the learner."""
@@ -139,6 +155,7 @@ class League:
             self.snapshots.pop(0)
             past = self.opponent > nb
             self.opponent[past] = np.maximum(self.opponent[past] - 1, nb + 1)
+            self.active = np.unique(np.maximum(self.active - 1, 0))
 
     # ------------------------------------------------------------ checkpoints
 
@@ -148,6 +165,7 @@ class League:
             "opponent": self.opponent.copy(),
             "learner_seat": self.learner_seat.copy(),
             "rng": self.rng.bit_generator.state,
+            "active": self.active.copy(),
             "snapshots": [{"step": s, "path": p, "agent": a.state_dict()} for s, p, a in self.snapshots],
             "baselines": [getattr(a, "rng", None) and a.rng.bit_generator.state for a in self.baselines],
         }
@@ -163,6 +181,7 @@ class League:
         self.opponent = np.asarray(state["opponent"], np.int64).copy()
         self.learner_seat = np.asarray(state["learner_seat"], np.int64).copy()
         self.rng.bit_generator.state = state["rng"]
+        self.active = np.asarray(state.get("active", ()), np.int64).copy()  # absent: a checkpoint from before
         for baseline, rng_state in zip(self.baselines, state["baselines"], strict=False):
             if rng_state and getattr(baseline, "rng", None) is not None:
                 baseline.rng.bit_generator.state = rng_state

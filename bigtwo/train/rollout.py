@@ -188,6 +188,7 @@ class RolloutWorker:
             snapshot_mode=self.algo.SNAPSHOT_MODE,
             device=str(device),
             root=root,
+            per_rollout=cfg.snapshots_per_rollout,
         )
         players = variant.players
         slack = self.algo.STORE_SLACK
@@ -217,6 +218,7 @@ class RolloutWorker:
         choose = self.acting if choose is None else choose
         self.net.eval()
         league, store, v = self.league, self.store, self.view
+        league.next_rollout()
         for _ in range(self.cfg.num_steps):
             learner = league.learner_rows(v.seat)
             rows = np.flatnonzero(learner & (v.counts > 1))  # a single legal play is no decision
@@ -230,7 +232,8 @@ class RolloutWorker:
                 actions[rows] = legal[np.arange(rows.size), pick]
                 store.record(rows, v.seat[rows], obs, legal, counts, pick, logprob, value, advised, state)
             for agent, opp_rows in league.opponent_groups(learner):
-                actions[opp_rows] = agent.act(v.obs[opp_rows], v.legal[opp_rows], v.counts[opp_rows])
+                # the engine's own arrays: act without the input checks (a twentieth of a rollout's time)
+                actions[opp_rows] = agent.act_unchecked(v.obs[opp_rows], v.legal[opp_rows], v.counts[opp_rows])
             obs, rewards, ended, _, info = self.venv.step(actions)
             store.credit(rewards * self.scale, ended)  # each seat's payoff to its pending decision
             self.episodes.step(rewards, info["game_over"], info["winner"], league)
