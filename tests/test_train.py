@@ -524,6 +524,33 @@ def test_a_rollout_s_past_matches_play_the_snapshots_it_drew(tmp_path):
     assert len(state["active"]) == 1
 
 
+def test_the_training_benchmark_times_a_full_league(tmp_path):
+    """``bigtwo bench --train`` times a config's league with its ``max_snapshots`` snapshots (a run
+    has them after its first few snapshots, and each costs a network pass a step), not empty."""
+    from bigtwo.train.bench import fill_league, timed_updates
+    from bigtwo.train.loop import SelfPlay
+
+    loop = SelfPlay(tiny(tmp_path / "a", league_self=0.5, league_past=0.5, max_snapshots=3))
+    try:
+        loop.start()
+        assert fill_league(loop) == 3
+        league = loop.rollouts.worker.league
+        assert [step for step, _, _ in league.snapshots] == [0, 1, 2]
+        assert all((tmp_path / "a" / "runs" / "tiny" / path).is_file() for _, path, _ in league.snapshots)
+    finally:
+        loop.rollouts.close()
+        loop.run.close()
+    plain = SelfPlay(tiny(tmp_path / "b"))  # no past snapshots in its league: nothing to add
+    try:
+        plain.start()
+        assert fill_league(plain) == 0 and not plain.rollouts.worker.league.snapshots
+    finally:
+        plain.rollouts.close()
+        plain.run.close()
+    timed = timed_updates(SelfPlay(tiny(tmp_path / "c", league_self=0.5, league_past=0.5, max_snapshots=2)), 1)
+    assert timed.steps > 0 and timed.wall > 0
+
+
 def test_rollout_asks_the_trainer_only_for_the_learners_real_decisions(tmp_path):
     """``RolloutWorker.play`` passes ``choose`` only the learner's rows with more than one legal
     play, plays the picked play and records each decision under the learner's seat; ``collect``

@@ -3,7 +3,9 @@
 ``training_figures`` trains the ``default`` config (PPO, ``num_envs`` matches in this process,
 its advice and league; no warm start), or the one ``--train-config`` names (``strong``: the shipped
 networks' recipe, 1,024 matches and a network twice as wide), for a fixed number of updates after one warm-up update
-(kernels load, the network's first pass), with no evaluations and no checkpoints, in a throw-away
+(kernels load, the network's first pass), its league at full size (a config with past snapshots has its
+``max_snapshots`` of them, as a run has after its first ``snapshot_every * max_snapshots`` steps:
+``fill_league``), with no evaluations and no checkpoints, in a throw-away
 run folder, in each of the ``SETTINGS`` (rollouts and updates alternating or ``overlap``, the update
 beside the next rollout; ``precision`` float32 or bfloat16), the settings taking turns, and reports
 the median over ``repeats`` runs of, per setting ``KEY`` (``""``, ``overlap_``, ``bf16_``,
@@ -89,13 +91,28 @@ class Timed(NamedTuple):
     actor_rates: list[float]
 
 
+def fill_league(loop: SelfPlay) -> int:
+    """Give a started ``loop`` whose league plays past snapshots (``league_past`` > 0) its
+    ``max_snapshots`` snapshots now (copies of its network), as a run has them after
+    ``snapshot_every * max_snapshots`` steps; returns how many it added. A real run spends most of its
+    steps with a full league, and each snapshot a step plays costs a network pass."""
+    cfg = loop.cfg
+    if cfg.league_past <= 0 or cfg.max_snapshots <= 0:
+        return 0
+    for k in range(cfg.max_snapshots):
+        payload = {**loop.payload(), "global_step": k}
+        loop.rollouts.add_snapshot(k, loop.run.snapshot(payload), payload)
+    return cfg.max_snapshots
+
+
 def timed_updates(loop: SelfPlay, updates: int) -> Timed:
-    """Start ``loop``, run one untimed warm-up update (workers start, kernels load, the network's
-    first pass), then ``updates`` timed ones (rollout and update, as ``bigtwo.train.loop.train`` runs them:
+    """Start ``loop``, give its league its full size (``fill_league``), run one untimed warm-up update
+    (workers start, kernels load, the network's first pass), then ``updates`` timed ones (rollout and update, as ``bigtwo.train.loop.train`` runs them:
     with ``overlap`` the next rollout plays during each update); closes the loop's rollouts and run
     either way."""
     try:
         loop.start()
+        fill_league(loop)
         steps = wall = learn = 0.0
         actor_rates: list[float] = []
         for i in range(updates + 1):
