@@ -191,3 +191,7 @@ def test_play_scores_follow_a_fused_optimizer_step(hand_after):
     assert np.allclose(after[finite], expected[finite], atol=1e-5, rtol=1e-5)
     if not hand_after:  # the same operations in the same order: the same bits
         assert np.array_equal(after, expected)
+    net.score.weight.data = net.score.weight.data * 2  # a weight's storage replaced: read anew too
+    with torch.no_grad():
+        doubled = net(*inputs)[0].numpy()
+    assert np.allclose(net.play_scores(obs, ids, counts)[finite], doubled[finite], atol=1e-5, rtol=1e-5)

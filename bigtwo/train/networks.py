@@ -241,7 +241,11 @@ class ActionScorer(nn.Module):
         # (relative seats 1..P-1) of holding it; learned from the global state, never read in play
         self.hand_places = hand_places
         self.hands = layer_init(nn.Linear(hidden_size, 52 * hand_places), std=0.01) if hand_places else None
-        self._plan: tuple | None = None  # the layers play_scores calls (_play_plan); () where it cannot
+        self._plan: tuple | None = None  # play_scores' views of the weights (_play_plan)
+        self._plan_key: tuple | None = None
+        self._plan_params: list[torch.Tensor] | None = None
+        self._plan_layers: list[nn.Linear] = []
+        self._plan_after: list[nn.Linear] = []
         self._slot_of = np.full(0, -1, dtype=np.int32)
 
     def forward(
@@ -373,41 +377,37 @@ class ActionScorer(nn.Module):
         plan = self._play_plan()
         if plan is None:
             return self.score_arrays(obs, legal_ids, legal_counts, advised)[0].float().cpu().numpy()
-        encoder, after = plan
+        encoder, state_proj, action_w, flag, w, bias, after = plan
         if advised is None:
             advised = self.advise(obs, legal_ids, legal_counts)
         counts = np.ascontiguousarray(legal_counts, dtype=np.int64)
         observed = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
         x = observed
-        for layer in encoder:
-            x = torch.relu(nn.functional.linear(x, layer.weight, layer.bias))
-        state = nn.functional.linear(x, self.state_proj.weight, self.state_proj.bias)
+        for weight, b in encoder:
+            x = torch.relu(nn.functional.linear(x, weight, b))
+        state = nn.functional.linear(x, *state_proj)
         plays, col = distinct_plays(np.ascontiguousarray(legal_ids, dtype=np.int64), counts, self._slot_of)
         play_features = self.features[torch.from_numpy(plays)]
-        weight = self.action_proj.weight.detach()
-        projected = nn.functional.linear(play_features, weight[:, :ACTION_FEATURES])
-        # the weights are read afresh every pass (views, no copies kept): a fused optimizer's step
-        # changes them in place without moving a tensor's version counter
-        flag = np.ascontiguousarray(weight[:, ACTION_FEATURES] if self.advice_size else weight.new_zeros(len(weight)))
-        w, bias = self.score.weight.detach()[0].numpy(), self.score.bias.detach().numpy()
+        projected = nn.functional.linear(play_features, action_w)
         slots = np.full(len(counts), -1, np.int64) if advised is None else np.asarray(advised, dtype=np.int64)
         pairs = None
         if after is not None:  # G(hand - cards) = W2 relu(W1 hand + b1 - W1 cards) + b2, per pair
-            first, second = after
-            hand = nn.functional.linear(observed[:, HAND], first.weight, first.bias)
-            cards = nn.functional.linear(play_features[:, :52], first.weight)
-            hidden = torch.empty(
-                (int(counts.sum()), first.out_features), dtype=torch.float32
-            )  # torch's allocation, as every input
+            (w1, b1), (w2, b2) = after
+            hand = nn.functional.linear(observed[:, HAND], w1, b1)
+            cards = nn.functional.linear(play_features[:, :52], w1)
+            # torch's allocation (aligned as every other input of the products)
+            hidden = torch.empty((int(counts.sum()), w1.shape[0]), dtype=torch.float32)
             hand_after_inputs(hand.numpy(), cards.numpy(), col, counts, hidden.numpy())
-            pairs = nn.functional.linear(hidden, second.weight, second.bias).numpy()
+            pairs = nn.functional.linear(hidden, w2, b2).numpy()
+        flag = np.ascontiguousarray(flag)  # a column of the projection's weight: 64 numbers copied a pass
         return score_pairs(state.numpy(), projected.numpy(), flag, w, bias, col, counts, slots, pairs)
 
-    def _play_plan(self) -> tuple[list[nn.Linear], tuple[nn.Linear, nn.Linear] | None] | None:
-        """The layers ``play_scores`` calls (the encoder's, and ``hand_after``'s first and second),
-        found once (the structure never changes); ``None`` where the fast path does not apply: off
-        the CPU, with more than one pair layer, in another precision, or an encoder that is not
-        Linear-ReLU pairs."""
+    def _play_plan(self) -> tuple | None:
+        """What ``play_scores`` reads of the weights: views of them, never copies (the trainers'
+        fused optimizer changes weights in place without moving their version counters, so a copy
+        would go stale), taken again only when a weight's storage moved (``param.data = ...``,
+        ``.to(...)``); ``None`` where the fast path does not apply: off the CPU, with more than one
+        pair layer, in another precision, or an encoder that is not Linear-ReLU pairs."""
         if (
             compute_dtype(self.precision, "cpu") is not None
             or self.features.device.type != "cpu"
@@ -415,15 +415,33 @@ class ActionScorer(nn.Module):
             or torch.is_autocast_enabled("cpu")
         ):
             return None
-        if self._plan is None:
+        if self._plan_params is None:  # the modules read, found once (the structure never changes)
             layers = [m for m in self.state_encoder if isinstance(m, nn.Linear)]
             if len(layers) * 2 != len(self.state_encoder):  # not Linear-ReLU pairs: the modules' own pass
-                self._plan = ()
-            else:
-                after = None if self.after is None else (self.after[0], self.after[2])
-                self._plan = (layers, after)
+                return None
+            self._plan_layers = layers
+            after = [] if self.after is None else [m for m in self.after if isinstance(m, nn.Linear)]
+            self._plan_after = after
+            self._plan_params = [
+                p for m in (*layers, self.state_proj, self.action_proj, self.score, *after) for p in m.parameters()
+            ]
+        key = tuple(p.data_ptr() for p in self._plan_params)
+        if self._plan_key != key:
+            weight = self.action_proj.weight.detach()
+            flag = weight[:, ACTION_FEATURES] if self.advice_size else weight.new_zeros(weight.shape[0])
+            views = [(m.weight.detach(), m.bias.detach()) for m in self._plan_layers]
+            self._plan = (
+                views,
+                (self.state_proj.weight.detach(), self.state_proj.bias.detach()),
+                weight[:, :ACTION_FEATURES],
+                flag.numpy(),
+                self.score.weight.detach()[0].numpy(),
+                self.score.bias.detach().numpy(),
+                tuple((m.weight.detach(), m.bias.detach()) for m in self._plan_after) or None,
+            )
+            self._plan_key = key
             self._slot_of = np.full(len(self.features), -1, dtype=np.int32)  # distinct_plays' scratch
-        return self._plan or None
+        return self._plan
 
     @torch.no_grad()
     def score_arrays(
