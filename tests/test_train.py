@@ -322,6 +322,32 @@ def test_storage_links_each_seat_and_cuts_at_episode_end():
     assert store.size == 2 and store.last[1, 0] == 0 and store.last[0, 0] == 1
 
 
+def test_dmc_lambda_returns_mix_in_the_later_plays_scores():
+    from bigtwo.train import dmc
+
+    store = DecisionStore(num_envs=1, players=2, obs_size=1)
+    for seat, q in ((0, 0.5), (1, 0.1), (0, -1.0), (0, 0.25)):  # seat 0: decisions 0, 2, 3
+        store.record(
+            np.array([0]), np.array([seat]), np.zeros((1, 1)), np.array([[0, 1]]), np.array([2]),
+            np.array([0]), np.zeros(1), np.array([q]),
+        )  # fmt: skip
+    store.credit(np.array([[2.0, -2.0]]), np.array([True]))
+    store.record(
+        np.array([0]), np.array([0]), np.zeros((1, 1)), np.array([[0, 1]]), np.array([2]),
+        np.array([0]), np.zeros(1), np.array([9.0]),
+    )  # fmt: skip  # the next match: its episode has not ended, so it waits either way
+    mc, mc_done = dmc.targets(store, make_config({"algo": "dmc"}))
+    assert mc["returns"][:4].tolist() == [2.0, -2.0, 2.0, 2.0] and mc_done.tolist() == [True] * 4 + [False]
+    lam, lam_done = dmc.targets(store, make_config({"algo": "dmc", "dmc_lambda": 0.5}))
+    assert lam_done.tolist() == mc_done.tolist()
+    g3 = 2.0  # the last decision: its payoff
+    g2 = 0.5 * 0.25 + 0.5 * g3  # (1 - lambda) Q[next] + lambda G[next]
+    g0 = 0.5 * -1.0 + 0.5 * g2
+    assert lam["returns"][[0, 1, 2, 3]] == pytest.approx([g0, -2.0, g2, g3])
+    zero, _ = dmc.targets(store, make_config({"algo": "dmc", "dmc_lambda": 0.0}))  # one-step: the next play's score
+    assert zero["returns"][[0, 2, 3]] == pytest.approx([-1.0, 0.25, 2.0])
+
+
 def test_storage_keeps_each_legal_list_through_compaction():
     store = DecisionStore(num_envs=3, players=4, obs_size=2, capacity=2)
     lists = [[0, 5, 9], [7], [1, 2, 3, 4, 600], [8, 11]]

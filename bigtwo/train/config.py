@@ -299,6 +299,12 @@ class TrainConfig:
         "DMC exploration: probability of a uniformly random legal play instead of the best-scored one.",
     )
     dmc_epochs: int = setting(1, Limit(1, 100), "DMC: passes over each batch of finished decisions.")
+    dmc_lambda: float = setting(
+        1.0,
+        Limit(0, 1),
+        "DMC targets: 1 = the Monte-Carlo return; below 1 the lambda-return, which mixes in the scores the "
+        "seat's later decisions were played with (less noise, some bias).",
+    )
 
     # --- the league (bigtwo.train.league)
     # pure self-play: adding past snapshots and baselines (0.6/0.2/0.2) did not help in 9 minutes.

@@ -10,7 +10,8 @@ and ``bigtwo.train.rollout``, locally or on Ray actors alike.
   probability ``epsilon`` a uniformly random legal play. A single legal play is no decision and
   is not recorded.
 - **Targets.** A decision's target is the return its seat gets from it to the end of the episode
-  (undiscounted: the seat's game payoff, scaled by ``reward_scale``): the decisions of a seat
+  (undiscounted: the seat's game payoff, scaled by ``reward_scale``), or with ``dmc_lambda`` below 1
+  the lambda-return, which mixes in the scores of the seat's later plays: the decisions of a seat
   are linked in the ``DecisionStore`` as for PPO, and only decisions whose episode has ended
   are trained on; the others wait in the store for later rollouts.
 - **Loss.** Mean squared error between ``Q(state, played)`` and the target, computed on the
@@ -25,7 +26,7 @@ import numpy as np
 import torch
 
 from bigtwo.train.config import TrainConfig
-from bigtwo.train.decisions import Decisions, DecisionStore, mc_returns
+from bigtwo.train.decisions import Decisions, DecisionStore, gae, mc_returns
 from bigtwo.train.networks import ActionScorer, gradient_step
 
 SNAPSHOT_MODE = "greedy"  # league snapshots play their best-scored play
@@ -37,7 +38,7 @@ class Acting:
     """The best-scored legal play, or with probability ``epsilon`` a uniformly random one."""
 
     def __init__(self, net: ActionScorer, cfg: TrainConfig, seed: int, device: torch.device) -> None:
-        self.net, self.epsilon, self.device = net, cfg.epsilon, device
+        self.net, self.epsilon = net, cfg.epsilon  # acting is NumPy (play_scores): no device
         self.explore = np.random.default_rng([seed, 3])  # epsilon-greedy draws
         self.generators: dict[str, Any] = {"explore": self.explore}
 
@@ -59,9 +60,18 @@ class Acting:
 
 
 def targets(store: DecisionStore, cfg: TrainConfig) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Each decision's return to its episode's end; which decisions have one (the others wait)."""
+    """Each decision's target; which decisions have one: those whose episode has ended (the others wait).
+
+    The target is the return to the episode's end, or with ``dmc_lambda`` below 1 the lambda-return
+    ``G[d] = reward[d] + (1 - lambda) Q[next] + lambda G[next]`` over the seat's later decisions, ``Q[next]``
+    the score the next decision's play had when it was made (``value`` in the store). Both wait for the
+    episode's end, so the same decisions train either way."""
     n = store.size
     returns, finished = mc_returns(store.reward[:n], store.done[:n], store.next[:n])
+    if cfg.dmc_lambda < 1.0:
+        # GAE's returns with gamma 1 are the lambda-returns; on decisions whose episode has ended
+        # every later link is known, so none is cut short
+        _, returns, _ = gae(store.reward[:n], store.done[:n], store.next[:n], store.value[:n], 1.0, cfg.dmc_lambda)
     return {"returns": returns}, finished
 
 
