@@ -1362,9 +1362,10 @@ def test_the_scratch_dmc_recipe_trains_deep_monte_carlo_in_an_exploiter_league(t
     assert load_config("scratch-dmc", ["variant=japan"]).baselines == ["heuristic"]
     assert recipe.hand_after > 0  # the scorer judges the hand each play leaves
     assert recipe.snapshots_per_rollout == 1  # one past snapshot's pass a step, not eight
+    assert (recipe.dmc_epochs, recipe.dmc_lambda) == (2, 0.9)  # two passes, lambda-returns
     fields = (
         "algo", "hand_after", "overlap", "league_self", "league_past", "league_baselines", "baselines",
-        "snapshots_per_rollout",
+        "snapshots_per_rollout", "dmc_epochs", "dmc_lambda",
     )  # fmt: skip
     league = {k: getattr(recipe, k) for k in fields}
     first = run_training(tiny(tmp_path / "a", **league))
